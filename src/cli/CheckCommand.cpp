@@ -1,0 +1,57 @@
+// hone check FILE...: diagnostics only.
+#include "cli/Commands.h"
+
+#include "dsl/Frontend.h"
+#include "support/Diagnostics.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+namespace hone::cli {
+
+void addCheckCommand(CLI::App &app, Action &action) {
+  struct Options {
+    std::vector<std::string> files;
+    std::string format = "text";
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("check", "Check mapper policies and report every error and warning");
+  cmd->add_option("files", opts->files, "Policy files (.map)")->required();
+  cmd->add_option("--diagnostics", opts->format, "Diagnostic format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([opts, &action] {
+    action = [opts] {
+      int status = kOk;
+      auto all = nlohmann::json::array();
+      for (const auto &path : opts->files) {
+        auto file = readSource(path);
+        if (!file) {
+          status = kRejected;
+          continue;
+        }
+        auto checked = dsl::checkSource(std::move(*file));
+        if (!checked.ok())
+          status = kRejected;
+        if (opts->format == "json") {
+          for (auto &d : support::toJson(*checked.file, checked.diags->diagnostics()))
+            all.push_back(std::move(d));
+        } else {
+          printDiagnostics(checked);
+          if (checked.ok())
+            std::cout << fmt::format("{}: ok{}\n", path,
+                                     checked.diags->warningCount()
+                                         ? fmt::format(" ({} warning{})", checked.diags->warningCount(),
+                                                       checked.diags->warningCount() == 1 ? "" : "s")
+                                         : "");
+        }
+      }
+      if (opts->format == "json")
+        std::cout << all.dump(2) << "\n";
+      return status;
+    };
+  });
+}
+
+} // namespace hone::cli

@@ -1,0 +1,143 @@
+// Diagnostic collection and rendering (text with carets, and JSON).
+#include "support/Diagnostics.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace hone::support {
+
+const char *toString(Severity severity) {
+  switch (severity) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(SourceRange range, std::string message) {
+  engine_.diagnostics_[index_].notes.push_back({range, std::move(message)});
+  return *this;
+}
+
+DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(std::string message) {
+  return note(SourceRange{}, std::move(message));
+}
+
+DiagnosticEngine::Builder &DiagnosticEngine::Builder::fixIt(SourceRange range, std::string replacement) {
+  engine_.diagnostics_[index_].fixIts.push_back({range, std::move(replacement)});
+  return *this;
+}
+
+DiagnosticEngine::Builder DiagnosticEngine::report(Severity severity, SourceRange range, std::string message) {
+  if (severity == Severity::Error)
+    ++errors_;
+  else if (severity == Severity::Warning)
+    ++warnings_;
+  diagnostics_.push_back(Diagnostic{severity, range, std::move(message), {}, {}});
+  return Builder(*this, diagnostics_.size() - 1);
+}
+
+void DiagnosticEngine::sortByLocation() {
+  std::stable_sort(diagnostics_.begin(), diagnostics_.end(), [](const Diagnostic &a, const Diagnostic &b) {
+    return a.range.begin.offset < b.range.begin.offset;
+  });
+}
+
+namespace {
+
+// The source line and a caret line under [begin, end) (clipped to the line).
+void appendSnippet(std::string &out, const SourceFile &file, const SourceRange &range) {
+  std::string_view line = file.lineText(range.begin.line);
+  out += "  ";
+  out += line;
+  out += "\n  ";
+  uint32_t col = range.begin.column; // 1-based
+  for (uint32_t i = 1; i < col; ++i)
+    out += (i - 1 < line.size() && line[i - 1] == '\t') ? '\t' : ' ';
+  out += '^';
+  if (range.end.line == range.begin.line && range.end.column > col + 1) {
+    uint32_t endCol = std::min<uint32_t>(range.end.column, static_cast<uint32_t>(line.size()) + 1);
+    for (uint32_t i = col + 1; i < endCol; ++i)
+      out += '~';
+  }
+  out += '\n';
+}
+
+std::string describeFixIt(const SourceFile &file, const FixIt &fix) {
+  std::string_view text(file.text());
+  auto begin = fix.range.begin.offset;
+  auto end = std::max(begin, fix.range.end.offset);
+  std::string_view old = text.substr(begin, end - begin);
+  if (old.empty())
+    return fmt::format("insert '{}'", fix.replacement);
+  if (fix.replacement.empty())
+    return fmt::format("remove '{}'", old);
+  return fmt::format("replace '{}' with '{}'", old, fix.replacement);
+}
+
+} // namespace
+
+std::string renderText(const SourceFile &file, const std::vector<Diagnostic> &diagnostics) {
+  std::string out;
+  for (const auto &d : diagnostics) {
+    if (d.range.valid()) {
+      out += fmt::format("{}:{}:{}: {}: {}\n", file.name(), d.range.begin.line, d.range.begin.column,
+                         toString(d.severity), d.message);
+      appendSnippet(out, file, d.range);
+    } else {
+      out += fmt::format("{}: {}: {}\n", file.name(), toString(d.severity), d.message);
+    }
+    for (const auto &fix : d.fixIts)
+      out += fmt::format("  fix-it: {}:{}:{}: {}\n", file.name(), fix.range.begin.line, fix.range.begin.column,
+                         describeFixIt(file, fix));
+    for (const auto &n : d.notes) {
+      if (n.range.valid()) {
+        out += fmt::format("{}:{}:{}: note: {}\n", file.name(), n.range.begin.line, n.range.begin.column, n.message);
+        if (n.range.begin.line != d.range.begin.line || n.range.begin.column != d.range.begin.column)
+          appendSnippet(out, file, n.range);
+      } else {
+        out += fmt::format("{}: note: {}\n", file.name(), n.message);
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::json toJson(const SourceFile &file, const std::vector<Diagnostic> &diagnostics) {
+  auto list = nlohmann::json::array();
+  for (const auto &d : diagnostics) {
+    nlohmann::json notes = nlohmann::json::array();
+    for (const auto &n : d.notes) {
+      nlohmann::json note = {{"file", file.name()}, {"message", n.message}};
+      note["line"] = n.range.valid() ? nlohmann::json(n.range.begin.line) : nlohmann::json(nullptr);
+      note["column"] = n.range.valid() ? nlohmann::json(n.range.begin.column) : nlohmann::json(nullptr);
+      notes.push_back(std::move(note));
+    }
+    nlohmann::json fixits = nlohmann::json::array();
+    for (const auto &f : d.fixIts)
+      fixits.push_back({{"line", f.range.begin.line},
+                        {"column", f.range.begin.column},
+                        {"end_line", f.range.end.line},
+                        {"end_column", f.range.end.column},
+                        {"replacement", f.replacement},
+                        {"description", describeFixIt(file, f)}});
+    list.push_back({{"file", file.name()},
+                    {"line", d.range.begin.line},
+                    {"column", d.range.begin.column},
+                    {"end_line", d.range.end.line},
+                    {"end_column", d.range.end.column},
+                    {"severity", toString(d.severity)},
+                    {"message", d.message},
+                    {"notes", std::move(notes)},
+                    {"fixits", std::move(fixits)}});
+  }
+  return list;
+}
+
+} // namespace hone::support

@@ -1,0 +1,55 @@
+// Edit distance (two-row dynamic programme) and closest-match suggestions.
+#include "support/StringUtil.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace hone::support {
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  // Costs are doubled so a case-only substitution can cost 1 (= 0.5).
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = 2 * j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = 2 * i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = 2;
+      if (a[i - 1] == b[j - 1])
+        sub = 0;
+      else if (std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1])))
+        sub = 1;
+      cur[j] = std::min({prev[j] + 2, cur[j - 1] + 2, prev[j - 1] + sub});
+    }
+    std::swap(prev, cur);
+  }
+  return (prev[b.size()] + 1) / 2;
+}
+
+std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string> &candidates) {
+  size_t limit = std::max<size_t>(1, word.size() / 3);
+  std::optional<std::string> best;
+  size_t bestDistance = limit + 1;
+  for (const auto &c : candidates) {
+    if (c == word)
+      continue;
+    size_t d = editDistance(word, c);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string joinOr(const std::vector<std::string> &items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0)
+      out += (i + 1 == items.size()) ? " or " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
+} // namespace hone::support

@@ -1,0 +1,22 @@
+// Small string helpers: edit distance and "did you mean" suggestions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hone::support {
+
+/// Levenshtein distance, case-sensitive; substitutions that only change case cost 0.5
+/// (rounded up in the result), so "gpu" is close to "GPU".
+size_t editDistance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word`, if it is close enough to be a plausible typo
+/// (distance at most max(1, |word|/3)). Ties go to the earliest candidate.
+std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string> &candidates);
+
+/// "a, b or c" for messages.
+std::string joinOr(const std::vector<std::string> &items);
+
+} // namespace hone::support
