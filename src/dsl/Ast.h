@@ -205,7 +205,8 @@ struct FuncDef {
   Ident name;
   std::vector<Param> params;
   std::vector<Stmt> body; // AssignStmt, ReturnStmt, PrintStmt
-  bool colonForm = false; // written as 'def f(...):' (rejected, recovered)
+  bool colonForm = false;  // written as 'def f(...):' (rejected, recovered)
+  bool incomplete = false; // a body statement failed to parse (already reported)
 };
 
 struct Stmt {

@@ -12,6 +12,7 @@ namespace hone::dsl {
 std::string_view describe(TokenKind kind) {
   switch (kind) {
   case TokenKind::Eof: return "end of file";
+  case TokenKind::Invalid: return "invalid character";
   case TokenKind::Identifier: return "identifier";
   case TokenKind::Integer: return "integer";
   case TokenKind::String: return "string";
@@ -149,11 +150,10 @@ public:
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
         lexInteger(tok, start);
       } else if (c == '"') {
-        if (!lexString(tok, start))
-          continue;
+        lexString(tok, start);
       } else if (!lexPunct(tok, start)) {
         reportUnknown(start);
-        continue;
+        tok.kind = TokenKind::Invalid;
       }
       tok.range = rangeOf(start, pos_);
       if (tok.text.empty())
@@ -212,22 +212,23 @@ private:
     tok.intValue = overflow ? 0 : value;
   }
 
-  // Strings: "..." with no escapes and no newline. Returns false (after a
-  // diagnostic) when the string is unterminated; the rest of the line is skipped.
-  bool lexString(Token &tok, uint32_t start) {
+  // Strings: "..." with no escapes and no newline. An unterminated string is
+  // reported and still becomes a String token running to the end of the line
+  // (Token::unterminated), so the parser can skip it without further errors.
+  void lexString(Token &tok, uint32_t start) {
     ++pos_;
     while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n')
       ++pos_;
+    tok.kind = TokenKind::String;
     if (pos_ >= text_.size() || text_[pos_] != '"') {
       diags_.error(rangeOf(start, pos_), "unterminated string")
           .note("strings end with '\"' on the same line; they have no escapes")
           .fixIt(rangeOf(pos_, pos_), "\"");
-      return false;
+      tok.unterminated = true;
+    } else {
+      ++pos_;
     }
-    ++pos_;
-    tok.kind = TokenKind::String;
     tok.text = text_.substr(start, pos_ - start);
-    return true;
   }
 
   bool lexPunct(Token &tok, uint32_t start) {
@@ -243,20 +244,24 @@ private:
       pos_ += 1;
       return true;
     };
-    (void)start;
     switch (c) {
     case '<': return n == '=' ? two(TokenKind::LessEq) : one(TokenKind::Less);
     case '>': return n == '=' ? two(TokenKind::GreaterEq) : one(TokenKind::Greater);
     case '=': return n == '=' ? two(TokenKind::EqEq) : one(TokenKind::Assign);
     case '!': return n == '=' ? two(TokenKind::NotEq) : one(TokenKind::Bang);
     case '&':
-      if (n == '&')
-        return two(TokenKind::AndAnd);
-      return false;
-    case '|':
-      if (n == '|')
-        return two(TokenKind::OrOr);
-      return false;
+    case '|': {
+      TokenKind k = c == '&' ? TokenKind::AndAnd : TokenKind::OrOr;
+      if (n == c)
+        return two(k);
+      // A single '&' or '|': report, then read it as the logical operator so
+      // the rest of the expression parses without follow-on errors.
+      std::string doubled(2, c);
+      diags_.error(rangeOf(start, start + 1),
+                   fmt::format("unexpected character '{}'; the logical operator is '{}'", c, doubled))
+          .fixIt(rangeOf(start, start + 1), doubled);
+      return one(k);
+    }
     case '+': return one(TokenKind::Plus);
     case '-': return one(TokenKind::Minus);
     case '*': return one(TokenKind::Star);
@@ -281,11 +286,7 @@ private:
     unsigned char c = static_cast<unsigned char>(text_[pos_]);
     ++pos_;
     auto range = rangeOf(start, pos_);
-    if (c == '&' || c == '|') {
-      std::string doubled(2, static_cast<char>(c));
-      diags_.error(range, fmt::format("unexpected character '{}'; the logical operator is '{}'", char(c), doubled))
-          .fixIt(range, doubled);
-    } else if (c == '\'') {
+    if (c == '\'') {
       diags_.error(range, "unexpected character '''; strings use double quotes");
     } else if (std::isprint(c)) {
       diags_.error(range, fmt::format("unexpected character '{}'", char(c)));

@@ -110,8 +110,11 @@ private:
     return fmt::format("'{}'", t.text);
   }
 
+  // Reports at the current token and unwinds to the statement loop. An
+  // invalid character was already reported by the lexer: no second error.
   [[noreturn]] void fail(const std::string &message) {
-    diags_.error(cur().range, message);
+    if (!at(TokenKind::Invalid))
+      diags_.error(cur().range, message);
     throw SyntaxError{};
   }
 
@@ -137,6 +140,7 @@ private:
   // past a whole '{ ... }' block, or up to a statement keyword that begins a line.
   void synchronize(bool inFunction) {
     int depth = 0;
+    bool first = true; // always move past the token that failed
     while (!at(TokenKind::Eof)) {
       TokenKind k = cur().kind;
       if (depth == 0 && k == TokenKind::Semicolon) {
@@ -157,9 +161,10 @@ private:
           return;
         }
       }
-      if (depth == 0 && firstOnLine() && pos_ > 0 &&
+      if (!first && depth == 0 && firstOnLine() &&
           (startsStatement(k) || (k == TokenKind::Identifier && peek().kind == TokenKind::Assign)))
         return;
+      first = false;
       advance();
     }
   }
@@ -456,6 +461,8 @@ private:
     }
     if (!op) {
       diags_.error(alignTok.range, "Align without a comparison").note(kHelp);
+      if (at(TokenKind::Integer))
+        advance(); // 'Align 128': the count is there, only the comparison is missing
       return false;
     }
     advance();
@@ -561,6 +568,8 @@ private:
     PrintStmt s;
     expect(TokenKind::LParen, "after 'print'");
     const Token &f = expect(TokenKind::String, "(the format string) in print");
+    if (f.unterminated)
+      throw SyntaxError{}; // reported by the lexer
     s.format = std::string(f.stringValue());
     s.formatRange = f.range;
     while (accept(TokenKind::Comma))
@@ -620,6 +629,7 @@ private:
         f.body.push_back(parseStatement(/*inFunction=*/true));
       } catch (const SyntaxError &) {
         rememberBrokenName(before, brokenLocals_);
+        f.incomplete = true;
         synchronize(/*inFunction=*/true);
       }
       if (pos_ == before)
@@ -643,6 +653,7 @@ private:
       try {
         f.body.push_back(parseStatement(/*inFunction=*/true));
       } catch (const SyntaxError &) {
+        f.incomplete = true;
         synchronize(/*inFunction=*/true);
       }
       if (pos_ == before)
@@ -913,6 +924,8 @@ private:
       return e;
     }
     case TokenKind::String:
+      if (t.unterminated)
+        throw SyntaxError{}; // reported by the lexer
       fail("strings are only allowed as the first argument of print");
     case TokenKind::Property:
       fail(fmt::format("'{}' is a property name and a reserved word; use it after '.', as in 'm.{}'", t.text,

@@ -403,7 +403,7 @@ private:
         checkPrint(*p, scope);
       }
     }
-    if (!returned)
+    if (!returned && !f.incomplete)
       diags_.error(f.name.range, fmt::format("function '{}' has no return statement", f.name.text))
           .note("a function must end with 'return <expr>;'");
     defineGlobal(f.name, &f);

@@ -12,6 +12,7 @@ namespace hone::dsl {
 
 enum class TokenKind {
   Eof,
+  Invalid, // an unknown character, already reported by the lexer
   Identifier,
   Integer,
   String,
@@ -79,10 +80,15 @@ struct Token {
   support::SourceRange range;
   std::string_view text; // the spelling; for strings, with the quotes
   int64_t intValue = 0;  // for Integer
+  bool unterminated = false; // a String missing its closing quote (already reported)
 
   bool is(TokenKind k) const { return kind == k; }
   /// For String tokens: the text between the quotes.
-  std::string_view stringValue() const { return text.size() >= 2 ? text.substr(1, text.size() - 2) : text; }
+  std::string_view stringValue() const {
+    if (unterminated)
+      return text.substr(1);
+    return text.size() >= 2 ? text.substr(1, text.size() - 2) : text;
+  }
 };
 
 } // namespace hone::dsl

@@ -7,8 +7,9 @@
 namespace hone::support {
 
 size_t editDistance(std::string_view a, std::string_view b) {
+  // Optimal string alignment distance (adjacent transpositions cost one edit).
   // Costs are doubled so a case-only substitution can cost 1 (= 0.5).
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
     prev[j] = 2 * j;
   for (size_t i = 1; i <= a.size(); ++i) {
@@ -20,7 +21,10 @@ size_t editDistance(std::string_view a, std::string_view b) {
       else if (std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1])))
         sub = 1;
       cur[j] = std::min({prev[j] + 2, cur[j - 1] + 2, prev[j - 1] + sub});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        cur[j] = std::min(cur[j], prev2[j - 2] + 2);
     }
+    prev2 = prev;
     std::swap(prev, cur);
   }
   return (prev[b.size()] + 1) / 2;

@@ -8,8 +8,9 @@
 
 namespace hone::support {
 
-/// Levenshtein distance, case-sensitive; substitutions that only change case cost 0.5
-/// (rounded up in the result), so "gpu" is close to "GPU".
+/// Edit distance (insertions, deletions, substitutions, adjacent transpositions);
+/// substitutions that only change case cost 0.5 (rounded up in the result), so
+/// "gpu" is close to "GPU".
 size_t editDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word`, if it is close enough to be a plausible typo

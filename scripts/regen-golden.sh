@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates the golden files under tests/golden/ from the current hone
+# binary. Golden files are never edited by hand: change the code, run this,
+# review the diff, commit both.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HONE=${HONE:-build/src/cli/hone}
+if [ ! -x "$HONE" ]; then
+  echo "regen-golden: $HONE not found; build first (scripts/build.sh)" >&2
+  exit 2
+fi
+apps=(circuit stencil pennant cannon summa pumma johnson solomonik cosma)
+mkdir -p tests/golden/tokens tests/golden/ast tests/golden/fmt
+for app in "${apps[@]}"; do
+  "$HONE" dump --emit=tokens "examples/mappers/$app.map" > "tests/golden/tokens/$app.txt"
+  "$HONE" dump --emit=ast "examples/mappers/$app.map" > "tests/golden/ast/$app.txt"
+done
+"$HONE" fmt tests/golden/fmt/messy.map > tests/golden/fmt/messy.formatted.map
+echo "regen-golden: wrote $(( ${#apps[@]} * 2 + 1 )) files"

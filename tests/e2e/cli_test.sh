@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# End-to-end tests of the hone binary: exit codes, output forms, files.
+# Usage: cli_test.sh HONE_BINARY SOURCE_DIR
+set -uo pipefail
+HONE=$1
+SRC=$2
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+
+check() { # name, expected exit code, command...
+  local name=$1 want=$2
+  shift 2
+  "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1))
+    echo "FAIL $name: exit $rc, wanted $want"
+    sed 's/^/  out: /' "$TMP/out" | head -20
+    sed 's/^/  err: /' "$TMP/err" | head -20
+  fi
+}
+expect_out() { # name, fixed string that stdout must contain
+  if grep -qF -- "$2" "$TMP/out"; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL $1: stdout lacks '$2'"
+    sed 's/^/  out: /' "$TMP/out" | head -20
+  fi
+}
+expect_err() {
+  if grep -qF -- "$2" "$TMP/err"; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL $1: stderr lacks '$2'"
+    sed 's/^/  err: /' "$TMP/err" | head -20
+  fi
+}
+
+# Version, help, usage errors.
+check version 0 "$HONE" --version
+expect_out version "hone 0."
+check help 0 "$HONE" --help
+expect_out help "check"
+check no-subcommand 2 "$HONE"
+check unknown-option 2 "$HONE" check --frobnicate x.map
+check bad-diagnostics-format 2 "$HONE" check --diagnostics=xml "$SRC/examples/mappers/circuit.map"
+
+# check: every example passes; a broken file fails with located diagnostics.
+check check-examples 0 "$HONE" check "$SRC"/examples/mappers/*.map
+expect_out check-examples "circuit.map: ok"
+printf 'Task * GPUU;\nmgpu = Machine(GPU)\nIndexTaskMap t f;\n' > "$TMP/bad.map"
+check check-bad 1 "$HONE" check "$TMP/bad.map"
+expect_err check-bad "bad.map:1:8: error: unknown processor kind 'GPUU'"
+expect_err check-bad "bad.map:2:20: error: expected ';' after the assignment"
+expect_err check-bad "IndexTaskMap's function undefined"
+check check-json 1 "$HONE" check --diagnostics=json "$TMP/bad.map"
+expect_out check-json '"severity": "error"'
+expect_out check-json '"line": 1'
+if command -v python3 >/dev/null; then
+  cp "$TMP/out" "$TMP/diags.json"
+  check check-json-parses 0 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d)==3, d; assert all({"file","line","column","severity","message","notes"} <= set(x) for x in d)' "$TMP/diags.json"
+fi
+check check-missing-file 1 "$HONE" check "$TMP/nope.map"
+expect_err check-missing-file "cannot read"
+
+# eval: the example, all points, a runtime fault.
+check eval-point 0 "$HONE" eval "$SRC/examples/mappers/circuit.map" --machine nodes=2,gpus=4,cpus=8 \
+  --task calculate_new_currents --space 8 --point 5
+expect_out eval-point "(1, 1)"
+check eval-all 0 "$HONE" eval "$SRC/examples/mappers/circuit.map" --machine nodes=2,gpus=4 \
+  --task distribute_charge --space 8 --all-points
+expect_out eval-all "(7) -> (1, 3)"
+check eval-2d 0 "$HONE" eval "$SRC/examples/mappers/cannon.map" --machine nodes=2,gpus=4 --task task_7 --space 4,4 --point 2,0
+expect_out eval-2d "(1, 0)"
+check eval-json 0 "$HONE" eval "$SRC/examples/mappers/stencil.map" --machine nodes=1,gpus=2 --task stencil --space 4 --all-points --json
+expect_out eval-json '"processors"'
+printf 'm = Machine(GPU);\ndef f(Task t) {\n    return m[t.ipoint[0], 0];\n}\nIndexTaskMap x f;\nTask * GPU;\n' > "$TMP/oob.map"
+check eval-oob 1 "$HONE" eval "$TMP/oob.map" --machine nodes=2,gpus=4 --task x --space 4 --point 3
+expect_err eval-oob "oob.map:3:12: error: Sharding node index out of bound"
+check eval-bad-machine 2 "$HONE" eval "$TMP/oob.map" --machine nodes=2,tpus=4 --task x --space 4 --point 3
+check eval-no-map 1 "$HONE" eval "$TMP/oob.map" --machine nodes=2,gpus=4 --task y --space 4 --point 3 --kind CPU
+expect_err eval-no-map "no IndexTaskMap applies"
+check eval-single 0 "$HONE" eval "$SRC/examples/mappers/cannon.map" --machine nodes=2,gpus=4 --task task_4 --parent-proc 1,2
+expect_out eval-single "(1, 2)"
+
+# fmt: prints canonical text, -i rewrites, --check reports, errors refuse.
+printf 'Task   * GPU ,CPU ;\nx=(1+2)*3;\n' > "$TMP/f.map"
+check fmt-print 0 "$HONE" fmt "$TMP/f.map"
+expect_out fmt-print "x = (1 + 2) * 3;"
+check fmt-check-dirty 1 "$HONE" fmt --check "$TMP/f.map"
+check fmt-in-place 0 "$HONE" fmt -i "$TMP/f.map"
+check fmt-check-clean 0 "$HONE" fmt --check "$TMP/f.map"
+check fmt-refuses-errors 1 "$HONE" fmt -i "$TMP/bad.map"
+if grep -q "GPUU" "$TMP/bad.map"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL fmt changed a broken file"; fi
+
+# dump.
+check dump-tokens 0 "$HONE" dump --emit=tokens "$SRC/examples/mappers/stencil.map"
+expect_out dump-tokens "processor kind 'GPU'"
+check dump-ast 0 "$HONE" dump --emit=ast "$SRC/examples/mappers/stencil.map"
+expect_out dump-ast "IndexTaskMap tasks=stencil,increment,check function=block1d"
+
+echo "e2e: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
