@@ -404,7 +404,11 @@ private:
     } else {
       fail(fmt::format("expected a memory kind or '*' in the Layout statement, found {}", found()));
     }
-    while (!at(TokenKind::Semicolon) && !at(TokenKind::Eof) && cur().range.begin.line == prev().range.end.line) {
+    // Constraints may continue on later lines; an identifier counts as a
+    // misspelt constraint only on the same line (on a new line it is more
+    // likely the next statement after a missing ';').
+    while (at(TokenKind::Constraint) ||
+           (at(TokenKind::Identifier) && cur().range.begin.line == prev().range.end.line)) {
       const Token &c = cur();
       if (at(TokenKind::Constraint)) {
         advance();

@@ -149,3 +149,16 @@ TEST(Parser, NamesThatArePropertyWordsAreAllowedAsTaskNames) {
   auto c = checkText("Task merge GPU;\nRegion split size GPU FBMEM;\n");
   EXPECT_TRUE(c.ok()) << diagText(c);
 }
+
+TEST(Parser, StatementsMaySpanLines) {
+  auto c = checkText("Layout * * *\n    SOA\n    C_order Align==128;\nTask a,\n     b GPU,\n     CPU;\n");
+  ASSERT_TRUE(c.ok()) << diagText(c);
+  EXPECT_EQ(c.program.stmts.at(0).as<dsl::LayoutStmt>()->constraints.size(), 3u);
+  EXPECT_EQ(c.program.stmts.at(1).as<dsl::TaskStmt>()->procs.size(), 2u);
+}
+
+TEST(Parser, MissingSemicolonAfterLayoutBeforeAnAssignment) {
+  auto c = checkText("Layout * * * SOA\nmgpu = Machine(GPU);\n");
+  ASSERT_EQ(c.diags->errorCount(), 1u) << diagText(c);
+  EXPECT_NE(c.diags->diagnostics()[0].message.find("expected ';' after the Layout statement"), std::string::npos);
+}
