@@ -197,7 +197,10 @@ void addEvalCommand(CLI::App &app, Action &action) {
           status = kRejected;
           printLocatedError(*checked.file, placed.error().line, placed.error().column, placed.error().message,
                             fmt::format("while placing {} with '{}' on {}", where, fn->name.text, shape->describe()));
-          results.push_back({{"point", p}, {"error", placed.error().message}});
+          results.push_back({{"point", p},
+                             {"error", placed.error().message},
+                             {"line", placed.error().line},
+                             {"column", placed.error().column}});
           continue;
         }
         nlohmann::json procs = nlohmann::json::array();

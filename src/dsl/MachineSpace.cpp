@@ -304,28 +304,25 @@ Expected<MachineSpace::Ptr> MachineSpace::balanceSplit(int64_t d, int64_t parts)
   return derive(Op::Factor, replaceDim(dims_, d, f), d, 0, f);
 }
 
-Expected<MachineSpace::Ptr> MachineSpace::autoSplit(int64_t d, const std::vector<int64_t> &workload) const {
-  if (auto e = checkDim(d, "auto_split"); !e)
+Expected<MachineSpace::Ptr> MachineSpace::workloadSplit(int64_t d, const std::vector<int64_t> &workload,
+                                                        std::string_view what, bool greedy) const {
+  if (auto e = checkDim(d, what); !e)
     return e.error();
   if (workload.empty())
-    return Error{"auto_split: the workload tuple is empty"};
+    return Error{fmt::format("{}: the workload tuple is empty", what)};
   for (auto w : workload)
     if (w <= 0)
-      return Error{fmt::format("auto_split: workload extents must be positive, got {}", w)};
-  auto f = autoSplitFactors(dims_[d], workload);
+      return Error{fmt::format("{}: workload extents must be positive, got {}", what, w)};
+  auto f = greedy ? greedySplitFactors(dims_[d], workload) : autoSplitFactors(dims_[d], workload);
   return derive(Op::Factor, replaceDim(dims_, d, f), d, 0, f);
 }
 
+Expected<MachineSpace::Ptr> MachineSpace::autoSplit(int64_t d, const std::vector<int64_t> &workload) const {
+  return workloadSplit(d, workload, "auto_split", false);
+}
+
 Expected<MachineSpace::Ptr> MachineSpace::greedySplit(int64_t d, const std::vector<int64_t> &workload) const {
-  if (auto e = checkDim(d, "greedy_split"); !e)
-    return e.error();
-  if (workload.empty())
-    return Error{"greedy_split: the workload tuple is empty"};
-  for (auto w : workload)
-    if (w <= 0)
-      return Error{fmt::format("greedy_split: workload extents must be positive, got {}", w)};
-  auto f = greedySplitFactors(dims_[d], workload);
-  return derive(Op::Factor, replaceDim(dims_, d, f), d, 0, f);
+  return workloadSplit(d, workload, "greedy_split", true);
 }
 
 std::vector<int64_t> MachineSpace::toParent(const std::vector<int64_t> &p) const {

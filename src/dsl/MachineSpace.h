@@ -76,6 +76,8 @@ private:
   MachineSpace() = default;
   Expected<Ptr> derive(Op op, std::vector<int64_t> dims, int64_t a, int64_t b, std::vector<int64_t> factors) const;
   Expected<int64_t> checkDim(int64_t d, std::string_view what) const;
+  Expected<Ptr> workloadSplit(int64_t d, const std::vector<int64_t> &workload, std::string_view what,
+                              bool greedy) const;
 
   // Maps a point of this space to its parent's space (one step toward the root) and back.
   std::vector<int64_t> toParent(const std::vector<int64_t> &p) const;

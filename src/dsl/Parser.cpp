@@ -285,48 +285,40 @@ private:
       b.note(fmt::format("valid {}s: {}", what, support::joinOr(valid)));
   }
 
-  // proc_list := proc_kind (',' proc_kind)*
-  std::vector<KindRef<ProcKind>> parseProcList(std::string_view context) {
-    std::vector<KindRef<ProcKind>> list;
+  // proc_list := proc_kind (',' proc_kind)*      mem_list := mem_kind (',' mem_kind)*
+  // Kinds of the other family and unknown words are reported and skipped.
+  template <typename K>
+  std::vector<KindRef<K>> parseKindList(std::string_view context, TokenKind want, TokenKind other,
+                                        std::optional<K> (*parseKind)(std::string_view), std::string_view what,
+                                        std::string_view otherWhat, const std::vector<std::string> &valid) {
+    std::vector<KindRef<K>> list;
     do {
       const Token &t = cur();
-      if (at(TokenKind::ProcKind)) {
-        list.push_back({*parseProcKind(t.text), t.range});
+      if (at(want)) {
+        list.push_back({*parseKind(t.text), t.range});
         advance();
       } else if (at(TokenKind::Identifier)) {
-        reportUnknownWord(t, "processor kind", names(kProcKindNames));
+        reportUnknownWord(t, what, valid);
         advance();
-      } else if (at(TokenKind::MemKind)) {
-        diags_.error(t.range, fmt::format("'{}' is a memory kind; expected a processor kind {}", t.text, context))
-            .note(fmt::format("processor kinds: {}", support::joinOr(names(kProcKindNames))));
+      } else if (at(other)) {
+        diags_.error(t.range, fmt::format("'{}' is a {}; expected a {} {}", t.text, otherWhat, what, context))
+            .note(fmt::format("{}s: {}", what, support::joinOr(valid)));
         advance();
       } else {
-        fail(fmt::format("expected a processor kind {}, found {}", context, found()));
+        fail(fmt::format("expected a {} {}, found {}", what, context, found()));
       }
     } while (accept(TokenKind::Comma));
     return list;
   }
 
-  // mem_list := mem_kind (',' mem_kind)*
+  std::vector<KindRef<ProcKind>> parseProcList(std::string_view context) {
+    return parseKindList<ProcKind>(context, TokenKind::ProcKind, TokenKind::MemKind, parseProcKind,
+                                   "processor kind", "memory kind", names(kProcKindNames));
+  }
+
   std::vector<KindRef<MemKind>> parseMemList(std::string_view context) {
-    std::vector<KindRef<MemKind>> list;
-    do {
-      const Token &t = cur();
-      if (at(TokenKind::MemKind)) {
-        list.push_back({*parseMemKind(t.text), t.range});
-        advance();
-      } else if (at(TokenKind::Identifier)) {
-        reportUnknownWord(t, "memory kind", names(kMemKindNames));
-        advance();
-      } else if (at(TokenKind::ProcKind)) {
-        diags_.error(t.range, fmt::format("'{}' is a processor kind; expected a memory kind {}", t.text, context))
-            .note(fmt::format("memory kinds: {}", support::joinOr(names(kMemKindNames))));
-        advance();
-      } else {
-        fail(fmt::format("expected a memory kind {}, found {}", context, found()));
-      }
-    } while (accept(TokenKind::Comma));
-    return list;
+    return parseKindList<MemKind>(context, TokenKind::MemKind, TokenKind::ProcKind, parseMemKind, "memory kind",
+                                  "processor kind", names(kMemKindNames));
   }
 
   // task := 'Task' task_selector proc_list ';'

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +18,12 @@ SourceFile::SourceFile(std::string name, std::string text) : name_(std::move(nam
 }
 
 std::optional<SourceFile> SourceFile::load(const std::string &path, std::string *error) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    if (error)
+      *error = "not a regular file";
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (error)

@@ -64,6 +64,8 @@ if command -v python3 >/dev/null; then
 fi
 check check-missing-file 1 "$HONE" check "$TMP/nope.map"
 expect_err check-missing-file "cannot read"
+check check-directory 1 "$HONE" check "$TMP"
+expect_err check-directory "not a regular file"
 
 # eval: the example, all points, a runtime fault.
 check eval-point 0 "$HONE" eval "$SRC/examples/mappers/circuit.map" --machine nodes=2,gpus=4,cpus=8 \
@@ -79,6 +81,9 @@ expect_out eval-json '"processors"'
 printf 'm = Machine(GPU);\ndef f(Task t) {\n    return m[t.ipoint[0], 0];\n}\nIndexTaskMap x f;\nTask * GPU;\n' > "$TMP/oob.map"
 check eval-oob 1 "$HONE" eval "$TMP/oob.map" --machine nodes=2,gpus=4 --task x --space 4 --point 3
 expect_err eval-oob "oob.map:3:12: error: Sharding node index out of bound"
+check eval-oob-json 1 "$HONE" eval "$TMP/oob.map" --machine nodes=2,gpus=4 --task x --space 4 --all-points --json
+expect_out eval-oob-json '"line": 3'
+expect_out eval-oob-json '"processors"'
 check eval-bad-machine 2 "$HONE" eval "$TMP/oob.map" --machine nodes=2,tpus=4 --task x --space 4 --point 3
 check eval-no-map 1 "$HONE" eval "$TMP/oob.map" --machine nodes=2,gpus=4 --task y --space 4 --point 3 --kind CPU
 expect_err eval-no-map "no IndexTaskMap applies"
