@@ -1,10 +1,11 @@
 // libFuzzer target over the DSL front end: parse + check + fmt, and for
 // programs that check cleanly, the formatter's contract (the output parses,
-// means the same, and formats to itself) plus a bounded run of the
-// interpreter. Any crash, sanitizer report or failed HONE_CHECK is a bug.
+// means the same, and formats to itself), the C++ compiler, and a bounded
+// run of the interpreter. Any crash, sanitizer report or failed HONE_CHECK is a bug.
 #include "dsl/Formatter.h"
 #include "dsl/Frontend.h"
 #include "dsl/Interpreter.h"
+#include "legion/Compiler.h"
 #include "support/Check.h"
 
 #include <cstddef>
@@ -26,6 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   HONE_CHECK(hone::dsl::format(again.program) == once, "fmt is not idempotent");
   HONE_CHECK(hone::dsl::dumpAst(checked.program, false) == hone::dsl::dumpAst(again.program, false),
              "fmt changed the meaning");
+
+  // The compiler accepts every checked program.
+  hone::legion::CompileOptions options;
+  options.className = "FuzzMapper";
+  options.sourceName = "fuzz.map";
+  HONE_CHECK(!hone::legion::compileToCpp(checked.program, options).empty(), "empty C++ output");
 
   // Evaluate globals and every placement function on a few points.
   hone::dsl::Interpreter interp(checked.program, *hone::dsl::MachineShape::parse("nodes=2,gpus=4,cpus=2"));

@@ -16,4 +16,9 @@ for app in "${apps[@]}"; do
   "$HONE" dump --emit=ast "examples/mappers/$app.map" > "tests/golden/ast/$app.txt"
 done
 "$HONE" fmt tests/golden/fmt/messy.map > tests/golden/fmt/messy.formatted.map
-echo "regen-golden: wrote $(( ${#apps[@]} * 2 + 1 )) files"
+# Generated Legion mappers (".golden" keeps them out of builds and code scans).
+mkdir -p tests/golden/legion
+for app in "${apps[@]}"; do
+  "$HONE" compile "examples/mappers/$app.map" > "tests/golden/legion/${app}_mapper.cc.golden"
+done
+echo "regen-golden: wrote $(( ${#apps[@]} * 3 + 1 )) files"

@@ -24,6 +24,7 @@ enum ExitCode : int { kOk = 0, kRejected = 1, kUsage = 2, kInternal = 3 };
 using Action = std::function<int()>;
 
 void addCheckCommand(CLI::App &app, Action &action);
+void addCompileCommand(CLI::App &app, Action &action);
 void addFmtCommand(CLI::App &app, Action &action);
 void addEvalCommand(CLI::App &app, Action &action);
 void addDumpCommand(CLI::App &app, Action &action);

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     Action action;
     addCheckCommand(app, action);
+    addCompileCommand(app, action);
     addFmtCommand(app, action);
     addEvalCommand(app, action);
     addDumpCommand(app, action);

@@ -4,6 +4,7 @@
 
 #include "dsl/Formatter.h"
 #include "dsl/Lexer.h"
+#include "legion/Compiler.h"
 
 #include <gtest/gtest.h>
 
@@ -30,6 +31,11 @@ TEST_P(Golden, TokensAstAndFormatMatch) {
   auto checked = hone::dsl::checkSource(file);
   ASSERT_TRUE(checked.ok()) << hone::test::diagText(checked);
   compare("tests/golden/ast/" + app + ".txt", hone::dsl::dumpAst(checked.program));
+  // As `hone compile examples/mappers/<app>.map` writes it.
+  hone::legion::CompileOptions options;
+  options.className = hone::legion::defaultClassName(app);
+  options.sourceName = app + ".map";
+  compare("tests/golden/legion/" + app + "_mapper.cc.golden", hone::legion::compileToCpp(checked.program, options));
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, Golden, testing::ValuesIn(hone::test::kExampleApps));

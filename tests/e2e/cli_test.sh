@@ -5,6 +5,7 @@ set -uo pipefail
 HONE=$1
 SRC=$2
 TMP=$(mktemp -d)
+mkdir -p "$TMP/gen"
 trap 'rm -rf "$TMP"' EXIT
 pass=0
 fail=0
@@ -99,6 +100,21 @@ check fmt-in-place 0 "$HONE" fmt -i "$TMP/f.map"
 check fmt-check-clean 0 "$HONE" fmt --check "$TMP/f.map"
 check fmt-refuses-errors 1 "$HONE" fmt -i "$TMP/bad.map"
 if grep -q "GPUU" "$TMP/bad.map"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL fmt changed a broken file"; fi
+
+# compile: C++ beside its support header; stdout without -o; broken input refused.
+check compile-file 0 "$HONE" compile "$SRC/examples/mappers/circuit.map" -o "$TMP/gen/circuit_mapper.cc"
+expect_err compile-file "hone_mapper_support.h"
+if [ -f "$TMP/gen/circuit_mapper.cc" ] && [ -f "$TMP/gen/hone_mapper_support.h" ]; then pass=$((pass + 1)); else
+  fail=$((fail + 1)); echo "FAIL compile-file: outputs missing"; fi
+check compile-stdout 0 "$HONE" compile "$SRC/examples/mappers/stencil.map" --class MyStencil
+expect_out compile-stdout "namespace hone_generated_MyStencil"
+expect_out compile-stdout "void register_mappers()"
+expect_out compile-stdout "stencil.map:8"
+check compile-bad-class 2 "$HONE" compile "$SRC/examples/mappers/stencil.map" --class "class"
+check compile-broken 1 "$HONE" compile "$TMP/bad.map" -o "$TMP/gen/bad.cc"
+if [ ! -e "$TMP/gen/bad.cc" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL compile-broken wrote output"; fi
+check compile-ast 0 "$HONE" compile "$SRC/examples/mappers/stencil.map" --emit=ast
+expect_out compile-ast "Layout task=* region=* target=* constraints=[SOA F_order]"
 
 # dump.
 check dump-tokens 0 "$HONE" dump --emit=tokens "$SRC/examples/mappers/stencil.map"
