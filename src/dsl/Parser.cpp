@@ -604,14 +604,16 @@ private:
     }
     expect(TokenKind::RParen, "to close the parameter list");
     if (at(TokenKind::Colon)) {
-      // The paper's Python-like form. LLMs write it; give the exact fix.
-      diags_.error(cur().range, "syntax error, unexpected ':', expecting '{': function bodies are wrapped in { }; "
-                                "remove ':'")
-          .fixIt(cur().range, "{")
-          .note("close the body with '}' after its last statement");
-      advance();
+      // The paper's Python-like form. LLMs write it; give the exact fix:
+      // '{' for the ':' and a '}' after the indented body.
+      const Token colon = advance();
       f.colonForm = true;
       parseColonBody(f, start);
+      diags_.error(colon.range, "syntax error, unexpected ':', expecting '{': function bodies are wrapped in { }; "
+                                "remove ':'")
+          .fixIt(colon.range, "{")
+          .fixIt(endOfPrev(), "\n}")
+          .note("close the body with '}' after its last statement");
       return Stmt{from(start.range), std::move(f)};
     }
     const Token &open = expect(TokenKind::LBrace, fmt::format("to open the body of '{}'", f.name.text));

@@ -69,16 +69,30 @@ void appendSnippet(std::string &out, const SourceFile &file, const SourceRange &
   out += '\n';
 }
 
+// Newlines and tabs as escapes, so a fix-it stays on one line.
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::string describeFixIt(const SourceFile &file, const FixIt &fix) {
   std::string_view text(file.text());
   auto begin = fix.range.begin.offset;
   auto end = std::max(begin, fix.range.end.offset);
   std::string_view old = text.substr(begin, end - begin);
   if (old.empty())
-    return fmt::format("insert '{}'", fix.replacement);
+    return fmt::format("insert '{}'", escaped(fix.replacement));
   if (fix.replacement.empty())
-    return fmt::format("remove '{}'", old);
-  return fmt::format("replace '{}' with '{}'", old, fix.replacement);
+    return fmt::format("remove '{}'", escaped(old));
+  return fmt::format("replace '{}' with '{}'", escaped(old), escaped(fix.replacement));
 }
 
 } // namespace

@@ -133,8 +133,10 @@ TEST(Parser, ColonFunctionFormIsRejectedWithFixItAndRecovered) {
   const auto &d = c.diags->diagnostics()[0];
   EXPECT_NE(d.message.find("remove ':'"), std::string::npos);
   EXPECT_EQ(d.range.begin.column, 14u);
-  ASSERT_FALSE(d.fixIts.empty());
+  ASSERT_EQ(d.fixIts.size(), 2u);
   EXPECT_EQ(d.fixIts[0].replacement, "{");
+  EXPECT_EQ(d.fixIts[1].replacement, "\n}");
+  EXPECT_EQ(d.fixIts[1].range.begin.line, 3u) << "the closing brace goes after the body's last statement";
   const auto *f = c.program.findFunction("f");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->body.size(), 2u) << "the indented body is kept";

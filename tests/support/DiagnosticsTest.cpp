@@ -71,3 +71,12 @@ TEST(Diagnostics, SortByLocationIsStable) {
   EXPECT_EQ(d.diagnostics()[1].message, "second");
   EXPECT_EQ(d.diagnostics()[2].message, "third");
 }
+
+TEST(Diagnostics, FixItDescriptionsEscapeNewlines) {
+  SourceFile f("n.map", "def f(Task t):\n    return 1;\n");
+  DiagnosticEngine d(f);
+  auto end = SourceRange{f.locate(28), f.locate(28)};
+  d.error(SourceRange{f.locate(13), f.locate(14)}, "colon").fixIt(end, "\n}");
+  std::string text = renderText(f, d.diagnostics());
+  EXPECT_NE(text.find("insert '\\n}'"), std::string::npos) << text;
+}
