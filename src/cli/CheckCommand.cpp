@@ -3,6 +3,7 @@
 
 #include "dsl/Frontend.h"
 #include "support/Diagnostics.h"
+#include "support/FileUtil.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,12 +16,15 @@ void addCheckCommand(CLI::App &app, Action &action) {
   struct Options {
     std::vector<std::string> files;
     std::string format = "text";
+    bool fix = false;
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("check", "Check mapper policies and report every error and warning");
   cmd->add_option("files", opts->files, "Policy files (.map)")->required();
   cmd->add_option("--diagnostics", opts->format, "Diagnostic format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--fix", opts->fix,
+                "Apply the fix-its of errors in place (the original is kept as FILE.orig), then check again");
   cmd->callback([opts, &action] {
     action = [opts] {
       int status = kOk;
@@ -32,6 +36,19 @@ void addCheckCommand(CLI::App &app, Action &action) {
           continue;
         }
         auto checked = dsl::checkSource(std::move(*file));
+        if (opts->fix && !checked.ok()) {
+          size_t applied = 0;
+          std::string fixed = support::applyFixIts(*checked.file, checked.diags->diagnostics(), &applied);
+          std::string error;
+          if (applied > 0 && support::writeFileAtomically(path + ".orig", checked.file->text(), &error) &&
+              support::writeFileAtomically(path, fixed, &error)) {
+            std::cerr << fmt::format("hone: applied {} fix-it{} to {} (the original is {}.orig)\n", applied,
+                                     applied == 1 ? "" : "s", path, path);
+            checked = dsl::checkSource(support::SourceFile(path, fixed));
+          } else if (applied > 0) {
+            std::cerr << "hone: " << error << "\n";
+          }
+        }
         if (!checked.ok())
           status = kRejected;
         if (opts->format == "json") {

@@ -4,34 +4,20 @@
 
 #include "dsl/Frontend.h"
 #include "legion/Compiler.h"
+#include "support/FileUtil.h"
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace hone::cli {
 namespace {
 
-// Writes through a temporary file and a rename, so a failure never leaves half a file.
 bool writeFile(const std::filesystem::path &path, std::string_view text) {
-  std::filesystem::path tmp = path;
-  tmp += ".hone-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) {
-      std::cerr << fmt::format("hone: cannot write {}\n", tmp.string());
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    std::cerr << fmt::format("hone: cannot write {}: {}\n", path.string(), ec.message());
+  std::string error;
+  if (!support::writeFileAtomically(path.string(), text, &error)) {
+    std::cerr << "hone: " << error << "\n";
     return false;
   }
   return true;

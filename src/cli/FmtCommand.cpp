@@ -3,11 +3,10 @@
 
 #include "dsl/Formatter.h"
 #include "dsl/Frontend.h"
+#include "support/FileUtil.h"
 
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <fstream>
 #include <iostream>
 
 namespace hone::cli {
@@ -47,19 +46,9 @@ void addFmtCommand(CLI::App &app, Action &action) {
       }
       if (same)
         return int(kOk);
-      // Write beside the file, then rename: a crash never leaves half a file.
-      std::string tmp = opts->file + ".hone-fmt.tmp";
-      {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << formatted;
-        if (!out) {
-          std::cerr << fmt::format("hone: cannot write {}\n", tmp);
-          return int(kRejected);
-        }
-      }
-      if (std::rename(tmp.c_str(), opts->file.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        std::cerr << fmt::format("hone: cannot replace {}\n", opts->file);
+      std::string error;
+      if (!support::writeFileAtomically(opts->file, formatted, &error)) {
+        std::cerr << "hone: " << error << "\n";
         return int(kRejected);
       }
       return int(kOk);

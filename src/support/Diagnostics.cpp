@@ -97,6 +97,35 @@ std::string describeFixIt(const SourceFile &file, const FixIt &fix) {
 
 } // namespace
 
+std::string applyFixIts(const SourceFile &file, const std::vector<Diagnostic> &diagnostics, size_t *applied) {
+  std::vector<const FixIt *> fixes;
+  for (const auto &d : diagnostics)
+    if (d.severity == Severity::Error)
+      for (const auto &f : d.fixIts)
+        if (f.range.valid())
+          fixes.push_back(&f);
+  std::stable_sort(fixes.begin(), fixes.end(), [](const FixIt *a, const FixIt *b) {
+    return a->range.begin.offset < b->range.begin.offset;
+  });
+  std::string out;
+  uint32_t pos = 0;
+  size_t count = 0;
+  const std::string &text = file.text();
+  for (const FixIt *f : fixes) {
+    uint32_t begin = f->range.begin.offset, end = std::max(begin, f->range.end.offset);
+    if (begin < pos || end > text.size())
+      continue; // overlaps one already applied
+    out.append(text, pos, begin - pos);
+    out += f->replacement;
+    pos = end;
+    ++count;
+  }
+  out.append(text, pos, std::string::npos);
+  if (applied)
+    *applied = count;
+  return out;
+}
+
 std::string renderText(const SourceFile &file, const std::vector<Diagnostic> &diagnostics) {
   std::string out;
   for (const auto &d : diagnostics) {

@@ -81,6 +81,11 @@ private:
   size_t warnings_ = 0;
 };
 
+/// The text of `file` with the fix-its of its error diagnostics applied.
+/// Overlapping fix-its are skipped (the first by position wins); *applied
+/// counts those applied.
+std::string applyFixIts(const SourceFile &file, const std::vector<Diagnostic> &diagnostics, size_t *applied);
+
 /// Human form, one block per diagnostic, as shown above.
 std::string renderText(const SourceFile &file, const std::vector<Diagnostic> &diagnostics);
 

@@ -116,6 +116,22 @@ if [ ! -e "$TMP/gen/bad.cc" ]; then pass=$((pass + 1)); else fail=$((fail + 1));
 check compile-ast 0 "$HONE" compile "$SRC/examples/mappers/stencil.map" --emit=ast
 expect_out compile-ast "Layout task=* region=* target=* constraints=[SOA F_order]"
 
+# check --fix: the paper's Figure 1 mapper becomes valid; the original is kept.
+cat > "$TMP/fig.map" <<'MAP'
+Task task0 GPU;
+Region * ghost_region GPU ZCMEM
+Layout * * * C_order SOA Align==64
+def cyclic(Task task):
+    ip = task.ipoint;
+    mgpu = Machine(GPU);
+    return mgpu[ip[0] % mgpu.size[0], ip[0] % mgpu.size[1]];
+IndexTaskMap task4 cyclic
+MAP
+check check-fix 0 "$HONE" check --fix "$TMP/fig.map"
+expect_err check-fix "applied 5 fix-its"
+check check-fixed-is-valid 0 "$HONE" check "$TMP/fig.map"
+check check-fix-kept-original 1 "$HONE" check "$TMP/fig.map.orig"
+
 # dump.
 check dump-tokens 0 "$HONE" dump --emit=tokens "$SRC/examples/mappers/stencil.map"
 expect_out dump-tokens "processor kind 'GPU'"

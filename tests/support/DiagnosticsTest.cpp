@@ -80,3 +80,17 @@ TEST(Diagnostics, FixItDescriptionsEscapeNewlines) {
   std::string text = renderText(f, d.diagnostics());
   EXPECT_NE(text.find("insert '\\n}'"), std::string::npos) << text;
 }
+
+TEST(Diagnostics, ApplyFixItsInOrderSkippingOverlapsAndWarnings) {
+  SourceFile f("a.map", "x = 1\ny = GPUU;\n");
+  DiagnosticEngine d(f);
+  auto semi = SourceRange{f.locate(5), f.locate(5)};
+  auto word = SourceRange{f.locate(10), f.locate(14)};
+  d.error(word, "unknown").fixIt(word, "GPU");
+  d.error(semi, "missing ;").fixIt(semi, ";");
+  d.error(SourceRange{f.locate(11), f.locate(12)}, "overlapping").fixIt(SourceRange{f.locate(11), f.locate(12)}, "Z");
+  d.warning(semi, "a warning").fixIt(semi, "!");
+  size_t applied = 0;
+  EXPECT_EQ(applyFixIts(f, d.diagnostics(), &applied), "x = 1;\ny = GPU;\n");
+  EXPECT_EQ(applied, 2u);
+}

@@ -1,0 +1,14 @@
+// Writing files without ever leaving half of one: through a temporary file
+// beside the target and a rename.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace hone::support {
+
+/// Writes `text` to `path` atomically. On failure returns false and sets
+/// *error (the target is untouched).
+bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error);
+
+} // namespace hone::support
