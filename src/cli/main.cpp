@@ -14,6 +14,8 @@ int main(int argc, char **argv) {
     CLI::App app{"hone: makes parallel programs faster -- tune Legion mappers and compute kernels", "hone"};
     app.set_version_flag("--version", std::string("hone ") + HONE_VERSION);
     app.require_subcommand(1);
+    app.footer("Exit codes: 0 success, 1 input rejected (diagnostics printed), 2 usage error, 3 internal error.\n"
+               "Run 'hone COMMAND --help' for a command's options; docs/USER_GUIDE.md has them all.");
     Action action;
     addCheckCommand(app, action);
     addCompileCommand(app, action);
