@@ -18,8 +18,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string text(reinterpret_cast<const char *>(data), size);
   auto checked = hone::dsl::checkSource(hone::support::SourceFile("fuzz.map", text));
   (void)hone::support::renderText(*checked.file, checked.diags->diagnostics());
-  if (!checked.ok())
+  if (!checked.ok()) {
+    // `hone check --fix`: applying the fix-its must give text the front end handles.
+    size_t applied = 0;
+    std::string fixed = hone::support::applyFixIts(*checked.file, checked.diags->diagnostics(), &applied);
+    if (applied > 0)
+      (void)hone::dsl::checkSource(hone::support::SourceFile("fuzz-fixed.map", fixed));
     return 0;
+  }
 
   std::string once = hone::dsl::format(checked.program);
   auto again = hone::dsl::checkSource(hone::support::SourceFile("fuzz-fmt.map", once));
