@@ -982,20 +982,24 @@ inline bool region_match(const std::string &rule_region, int rule_index, const s
   return rule_region.empty() || std::find(names.begin(), names.end(), rule_region) != names.end();
 }
 
-/// The Region rule for (task, region argument, processor kind): the most
-/// specific line wins (task, then region, then processor); later beats earlier.
-inline const RegionRule *find_region_rule(const std::vector<RegionRule> &rules, const std::string &task,
-                                          const std::vector<std::string> &region_names, int index, ProcKind kind) {
-  const RegionRule *best = nullptr;
+/// The most specific rule matching (task, region argument): a named task
+/// counts 4, a named or indexed region 2, a specific third field 1 (`third`
+/// returns -1 for no match, 0 for a wildcard, 1 for a specific match);
+/// later beats earlier among equals.
+template <typename Rule, typename Third>
+const Rule *most_specific(const std::vector<Rule> &rules, const std::string &task,
+                          const std::vector<std::string> &region_names, int index, Third third) {
+  const Rule *best = nullptr;
   int best_score = -1;
-  for (const RegionRule &r : rules) {
+  for (const Rule &r : rules) {
     if (!r.task.empty() && r.task != task)
       continue;
     if (!region_match(r.region, r.index, region_names, index))
       continue;
-    if (r.proc >= 0 && r.proc != static_cast<int>(kind))
+    int t = third(r);
+    if (t < 0)
       continue;
-    int score = (r.task.empty() ? 0 : 4) + (r.region.empty() && r.index < 0 ? 0 : 2) + (r.proc < 0 ? 0 : 1);
+    int score = (r.task.empty() ? 0 : 4) + (r.region.empty() && r.index < 0 ? 0 : 2) + t;
     if (score >= best_score) {
       best = &r;
       best_score = score;
@@ -1004,26 +1008,24 @@ inline const RegionRule *find_region_rule(const std::vector<RegionRule> &rules, 
   return best;
 }
 
+/// The Region rule for (task, region argument, processor kind).
+inline const RegionRule *find_region_rule(const std::vector<RegionRule> &rules, const std::string &task,
+                                          const std::vector<std::string> &region_names, int index, ProcKind kind) {
+  return most_specific(rules, task, region_names, index, [&](const RegionRule &r) {
+    return r.proc < 0 ? 0 : r.proc == static_cast<int>(kind) ? 1 : -1;
+  });
+}
+
+/// The Layout rule for (task, region argument, memory kind, processor kind).
 inline const LayoutRule *find_layout_rule(const std::vector<LayoutRule> &rules, const std::string &task,
                                           const std::vector<std::string> &region_names, int index, MemKind mem,
                                           ProcKind proc) {
-  const LayoutRule *best = nullptr;
-  int best_score = -1;
-  for (const LayoutRule &r : rules) {
-    if (!r.task.empty() && r.task != task)
-      continue;
-    if (!region_match(r.region, r.index, region_names, index))
-      continue;
-    if ((r.target_kind == 1 && r.target != static_cast<int>(mem)) ||
-        (r.target_kind == 2 && r.target != static_cast<int>(proc)))
-      continue;
-    int score = (r.task.empty() ? 0 : 4) + (r.region.empty() && r.index < 0 ? 0 : 2) + (r.target_kind ? 1 : 0);
-    if (score >= best_score) {
-      best = &r;
-      best_score = score;
-    }
-  }
-  return best;
+  return most_specific(rules, task, region_names, index, [&](const LayoutRule &r) {
+    if (r.target_kind == 0)
+      return 0;
+    int want = r.target_kind == 1 ? static_cast<int>(mem) : static_cast<int>(proc);
+    return r.target == want ? 1 : -1;
+  });
 }
 
 /// The IndexTaskMap/SingleTaskMap rule: naming the task beats naming its kind beats '*'.
