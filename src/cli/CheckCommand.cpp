@@ -2,6 +2,9 @@
 #include "cli/Commands.h"
 
 #include "dsl/Frontend.h"
+#include "model/App.h"
+#include "model/Catalog.h"
+#include "sim/AppCheck.h"
 #include "support/Diagnostics.h"
 #include "support/FileUtil.h"
 
@@ -17,6 +20,7 @@ void addCheckCommand(CLI::App &app, Action &action) {
     std::vector<std::string> files;
     std::string format = "text";
     bool fix = false;
+    std::string app;
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("check", "Check mapper policies and report every error and warning");
@@ -25,8 +29,21 @@ void addCheckCommand(CLI::App &app, Action &action) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--fix", opts->fix,
                 "Apply the fix-its of errors in place (the original is kept as FILE.orig), then check again");
+  cmd->add_option("--app", opts->app,
+                  "Also check task and region names against an application model (a name in models/apps or a "
+                  ".toml path)");
   cmd->callback([opts, &action] {
     action = [opts] {
+      std::optional<model::AppModel> appModel;
+      if (!opts->app.empty()) {
+        auto path = model::findModel("apps", opts->app);
+        auto loaded = path ? model::loadApp(*path) : support::Expected<model::AppModel>(path.error());
+        if (!loaded) {
+          std::cerr << "hone: --app: " << loaded.error().message << "\n";
+          return static_cast<int>(kUsage);
+        }
+        appModel = std::move(*loaded);
+      }
       int status = kOk;
       auto all = nlohmann::json::array();
       for (const auto &path : opts->files) {
@@ -48,6 +65,10 @@ void addCheckCommand(CLI::App &app, Action &action) {
           } else if (applied > 0) {
             std::cerr << "hone: " << error << "\n";
           }
+        }
+        if (appModel && checked.ok()) {
+          sim::checkAgainstApp(checked.program, *appModel, *checked.diags);
+          checked.diags->sortByLocation();
         }
         if (!checked.ok())
           status = kRejected;

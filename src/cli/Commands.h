@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,11 @@ class SourceFile;
 namespace hone::dsl {
 struct CheckedSource;
 }
+namespace hone::model {
+struct MachineModel;
+struct AppModel;
+struct Program;
+} // namespace hone::model
 
 namespace hone::cli {
 
@@ -28,6 +34,7 @@ void addCompileCommand(CLI::App &app, Action &action);
 void addFmtCommand(CLI::App &app, Action &action);
 void addEvalCommand(CLI::App &app, Action &action);
 void addDumpCommand(CLI::App &app, Action &action);
+void addSimulateCommand(CLI::App &app, Action &action);
 
 // ---- shared helpers ----------------------------------------------------------
 
@@ -40,5 +47,19 @@ void printDiagnostics(const dsl::CheckedSource &checked);
 /// Prints one located runtime error (line/column may be 0) in compiler form.
 void printLocatedError(const support::SourceFile &file, int line, int column, const std::string &message,
                        const std::string &note = "");
+
+/// A machine, an app and the app instantiated on it.
+struct LoadedModels {
+  std::unique_ptr<model::MachineModel> machine;
+  std::unique_ptr<model::AppModel> app;
+  std::unique_ptr<model::Program> program;
+  LoadedModels();
+  LoadedModels(LoadedModels &&) noexcept;
+  ~LoadedModels();
+};
+
+/// Finds and loads the models named by --app and --machine; prints the error
+/// and returns nullopt on failure.
+std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size);
 
 } // namespace hone::cli

@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
     addCompileCommand(app, action);
     addFmtCommand(app, action);
     addEvalCommand(app, action);
+    addSimulateCommand(app, action);
     addDumpCommand(app, action);
     try {
       app.parse(argc, argv);

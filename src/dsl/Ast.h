@@ -4,6 +4,7 @@
 // for golden tests and for `hone dump --emit=ast`.
 #pragma once
 
+#include "support/Kinds.h"
 #include "support/SourceFile.h"
 
 #include <array>
@@ -21,21 +22,20 @@ using support::SourceRange;
 
 // ---- kinds of the machine -------------------------------------------------
 
-enum class ProcKind { CPU, GPU, IO, PY, PROC, OMP };
-enum class MemKind { SYSMEM, FBMEM, RDMEM, ZCMEM, SOCKMEM, VIRTUAL };
-inline constexpr std::array<std::string_view, 6> kProcKindNames = {"CPU", "GPU", "IO", "PY", "PROC", "OMP"};
-inline constexpr std::array<std::string_view, 6> kMemKindNames = {"SYSMEM", "FBMEM",   "RDMEM",
-                                                                   "ZCMEM",  "SOCKMEM", "VIRTUAL"};
+// The kinds are shared with the machine models (support/Kinds.h).
+using support::kMemKindNames;
+using support::kProcKindNames;
+using support::MemKind;
+using support::parseMemKind;
+using support::parseProcKind;
+using support::ProcKind;
+using support::toString;
 inline constexpr std::array<std::string_view, 8> kConstraintNames = {"SOA",     "AOS",   "C_order", "F_order",
                                                                       "Compact", "Align", "Exact",   "No_Align"};
 inline constexpr std::array<std::string_view, 16> kPropertyNames = {
     "size",  "len",   "volume", "has",     "ipoint",  "ispace",        "parent",     "processor",
     "merge", "split", "swap",   "slice",   "reverse", "balance_split", "auto_split", "greedy_split"};
 
-std::string_view toString(ProcKind kind);
-std::string_view toString(MemKind kind);
-std::optional<ProcKind> parseProcKind(std::string_view text);
-std::optional<MemKind> parseMemKind(std::string_view text);
 
 // ---- comments (kept for the formatter) ------------------------------------
 

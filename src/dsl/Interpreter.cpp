@@ -7,6 +7,8 @@
 // turn into an Expected error carrying the expression's location.
 #include "dsl/Interpreter.h"
 
+#include "dsl/Policy.h"
+
 #include <fmt/format.h>
 
 #include <ostream>
@@ -677,17 +679,7 @@ Expected<bool> Interpreter::initialize() {
 }
 
 std::optional<ProcKind> Interpreter::processorKindFor(const std::string &task) const {
-  const TaskStmt *named = nullptr, *wildcard = nullptr;
-  for (const auto &s : program_.stmts) {
-    if (auto t = s.as<TaskStmt>()) {
-      if (t->tasks.isWildcard())
-        wildcard = t;
-      for (const auto &n : t->tasks.names)
-        if (n.text == task)
-          named = t;
-    }
-  }
-  const TaskStmt *use = named ? named : wildcard;
+  const TaskStmt *use = taskStatementFor(program_, task);
   if (!use)
     return std::nullopt;
   for (const auto &p : use->procs)
@@ -697,26 +689,7 @@ std::optional<ProcKind> Interpreter::processorKindFor(const std::string &task) c
 }
 
 const FuncDef *Interpreter::placementFunctionFor(const std::string &task, ProcKind kind, bool single) const {
-  const TaskMapStmt *byName = nullptr, *byKind = nullptr, *byWildcard = nullptr;
-  for (const auto &s : program_.stmts) {
-    auto m = s.as<TaskMapStmt>();
-    if (!m || m->single != single)
-      continue;
-    switch (m->tasks.kind) {
-    case Selector::Kind::Wildcard: byWildcard = m; break;
-    case Selector::Kind::ProcKind:
-      if (m->tasks.proc == kind)
-        byKind = m;
-      break;
-    case Selector::Kind::Names:
-      for (const auto &n : m->tasks.names)
-        if (n.text == task)
-          byName = m;
-      break;
-    case Selector::Kind::Index: break;
-    }
-  }
-  const TaskMapStmt *use = byName ? byName : byKind ? byKind : byWildcard;
+  const TaskMapStmt *use = taskMapStatementFor(program_, task, kind, single);
   return use ? program_.findFunction(use->function.text) : nullptr;
 }
 

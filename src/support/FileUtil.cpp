@@ -1,10 +1,24 @@
-// Atomic file writes.
+// Reading whole files and atomic file writes.
 #include "support/FileUtil.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 namespace hone::support {
+
+Expected<std::string> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{path + ": cannot read: " + std::strerror(errno)};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return Error{path + ": read error"};
+  return text.str();
+}
 
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error) {
   std::string tmp = path + ".hone-tmp";

@@ -2,6 +2,8 @@
 // beside the target and a rename.
 #pragma once
 
+#include "support/Expected.h"
+
 #include <string>
 #include <string_view>
 
@@ -9,6 +11,9 @@ namespace hone::support {
 
 /// Writes `text` to `path` atomically. On failure returns false and sets
 /// *error (the target is untouched).
+/// Reads a whole file; the error names the file and the reason.
+Expected<std::string> readFile(const std::string &path);
+
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error);
 
 } // namespace hone::support

@@ -1,0 +1,103 @@
+// hone simulate FILE --app APP [--machine M] [--size S] [--noise SIGMA --seed N] [--json]:
+// runs a policy on hone's performance model of an application and a machine.
+#include "cli/Commands.h"
+
+#include "dsl/Frontend.h"
+#include "model/App.h"
+#include "model/Catalog.h"
+#include "sim/AppCheck.h"
+#include "sim/Simulator.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace hone::cli {
+
+LoadedModels::LoadedModels() = default;
+LoadedModels::LoadedModels(LoadedModels &&) noexcept = default;
+LoadedModels::~LoadedModels() = default;
+
+std::optional<LoadedModels> loadModels(const std::string &appName, const std::string &machineName,
+                                       std::optional<double> size) {
+  auto machinePath = model::findModel("machines", machineName);
+  if (!machinePath) {
+    std::cerr << "hone: --machine: " << machinePath.error().message << "\n";
+    return std::nullopt;
+  }
+  auto appPath = model::findModel("apps", appName);
+  if (!appPath) {
+    std::cerr << "hone: --app: " << appPath.error().message << "\n";
+    return std::nullopt;
+  }
+  LoadedModels out;
+  auto machine = model::loadMachine(*machinePath);
+  if (!machine) {
+    std::cerr << "hone: " << machine.error().message << "\n";
+    return std::nullopt;
+  }
+  out.machine = std::make_unique<model::MachineModel>(std::move(*machine));
+  auto app = model::loadApp(*appPath);
+  if (!app) {
+    std::cerr << "hone: " << app.error().message << "\n";
+    return std::nullopt;
+  }
+  out.app = std::make_unique<model::AppModel>(std::move(*app));
+  auto program = model::instantiate(*out.app, *out.machine, size);
+  if (!program) {
+    std::cerr << "hone: " << program.error().message << "\n";
+    return std::nullopt;
+  }
+  out.program = std::make_unique<model::Program>(std::move(*program));
+  return out;
+}
+
+void addSimulateCommand(CLI::App &app, Action &action) {
+  struct Options {
+    std::string file;
+    std::string app;
+    std::string machine = "p100x4";
+    std::optional<double> size;
+    double noise = 0;
+    uint64_t seed = 1;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("simulate", "Run a policy on the performance model of an app and a machine");
+  cmd->add_option("file", opts->file, "Policy file")->required();
+  cmd->add_option("--app", opts->app, "Application model: a name in models/apps or a .toml path")->required();
+  cmd->add_option("--machine", opts->machine, "Machine model: a name in models/machines or a .toml path")
+      ->capture_default_str();
+  cmd->add_option("--size", opts->size, "Problem size (the app's size parameter; default: the app's)");
+  cmd->add_option("--noise", opts->noise, "Log-normal measurement noise on the time (sigma, e.g. 0.05)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", opts->seed, "Seed of the noise")->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto models = loadModels(opts->app, opts->machine, opts->size);
+      if (!models)
+        return kUsage;
+      auto file = readSource(opts->file);
+      if (!file)
+        return kRejected;
+      auto checked = dsl::checkSource(std::move(*file));
+      if (checked.ok()) {
+        sim::checkAgainstApp(checked.program, *models->app, *checked.diags);
+        checked.diags->sortByLocation();
+      }
+      printDiagnostics(checked);
+      if (!checked.ok())
+        return kRejected;
+      sim::Context context(*models->machine, *models->program);
+      sim::Result result = sim::simulate(context, checked.program, {opts->noise, opts->seed});
+      if (opts->json)
+        std::cout << sim::toJson(result).dump(2) << "\n";
+      else
+        std::cout << sim::summarize(result, context);
+      return result.ok ? kOk : kRejected;
+    };
+  });
+}
+
+} // namespace hone::cli

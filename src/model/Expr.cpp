@@ -1,0 +1,296 @@
+#include "model/Expr.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+
+namespace hone::model {
+
+using support::Error;
+using support::Expected;
+
+struct Expr::Node {
+  enum class Kind { Number, Name, Neg, Binary, Call } kind = Kind::Number;
+  double number = 0;
+  std::string name; // Name, Call (function), Binary (operator)
+  std::vector<std::shared_ptr<const Node>> operands;
+  int column = 1;
+};
+
+namespace {
+
+using NodePtr = std::shared_ptr<const Expr::Node>;
+using Node = Expr::Node;
+
+class Parser {
+public:
+  explicit Parser(const std::string &text) : text_(text) {}
+
+  Expected<NodePtr> parseAll() {
+    auto e = parseSum();
+    if (!e)
+      return e;
+    skipSpace();
+    if (pos_ < text_.size())
+      return fail(fmt::format("unexpected '{}'", text_[pos_]));
+    return e;
+  }
+
+private:
+  Error fail(std::string message) const { return Error{std::move(message), 0, static_cast<int>(pos_) + 1}; }
+  void skipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
+      ++pos_;
+  }
+  bool eat(std::string_view op) {
+    skipSpace();
+    if (text_.compare(pos_, op.size(), op) != 0)
+      return false;
+    // '/' must not take the first half of '//'.
+    if (op == "/" && text_.compare(pos_, 2, "//") == 0)
+      return false;
+    pos_ += op.size();
+    return true;
+  }
+  static NodePtr binary(std::string op, NodePtr a, NodePtr b, int column) {
+    auto n = std::make_shared<Node>();
+    n->kind = Node::Kind::Binary;
+    n->name = std::move(op);
+    n->operands = {std::move(a), std::move(b)};
+    n->column = column;
+    return n;
+  }
+
+  Expected<NodePtr> parseSum() {
+    auto lhs = parseProduct();
+    if (!lhs)
+      return lhs;
+    NodePtr node = *lhs;
+    for (;;) {
+      int column = static_cast<int>(pos_) + 1;
+      std::string op = eat("+") ? "+" : eat("-") ? "-" : "";
+      if (op.empty())
+        return node;
+      auto rhs = parseProduct();
+      if (!rhs)
+        return rhs;
+      node = binary(op, node, *rhs, column);
+    }
+  }
+  Expected<NodePtr> parseProduct() {
+    auto lhs = parseUnary();
+    if (!lhs)
+      return lhs;
+    NodePtr node = *lhs;
+    for (;;) {
+      int column = static_cast<int>(pos_) + 1;
+      std::string op = eat("*") ? "*" : eat("//") ? "//" : eat("/") ? "/" : eat("%") ? "%" : "";
+      if (op.empty())
+        return node;
+      auto rhs = parseUnary();
+      if (!rhs)
+        return rhs;
+      node = binary(op, node, *rhs, column);
+    }
+  }
+  Expected<NodePtr> parseUnary() {
+    int column = static_cast<int>(pos_) + 1;
+    if (eat("-")) {
+      auto operand = parseUnary();
+      if (!operand)
+        return operand;
+      auto n = std::make_shared<Node>();
+      n->kind = Node::Kind::Neg;
+      n->operands = {*operand};
+      n->column = column;
+      return NodePtr(n);
+    }
+    return parsePower();
+  }
+  Expected<NodePtr> parsePower() {
+    auto base = parsePrimary();
+    if (!base)
+      return base;
+    int column = static_cast<int>(pos_) + 1;
+    if (!eat("^"))
+      return base;
+    auto exponent = parseUnary(); // right-associative
+    if (!exponent)
+      return exponent;
+    return binary("^", *base, *exponent, column);
+  }
+  Expected<NodePtr> parsePrimary() {
+    skipSpace();
+    int column = static_cast<int>(pos_) + 1;
+    if (pos_ >= text_.size())
+      return fail("expected a number, a name or '('");
+    char c = text_[pos_];
+    if (c == '(') {
+      ++pos_;
+      auto inner = parseSum();
+      if (!inner)
+        return inner;
+      if (!eat(")"))
+        return fail("expected ')'");
+      return inner;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') {
+      size_t used = 0;
+      double value = 0;
+      try {
+        value = std::stod(text_.substr(pos_), &used);
+      } catch (const std::exception &) {
+        return fail("malformed number");
+      }
+      pos_ += used;
+      auto n = std::make_shared<Node>();
+      n->number = value;
+      n->column = column;
+      return NodePtr(n);
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t start = pos_;
+      while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+        ++pos_;
+      auto n = std::make_shared<Node>();
+      n->name = text_.substr(start, pos_ - start);
+      n->column = column;
+      if (!eat("(")) {
+        n->kind = Node::Kind::Name;
+        return NodePtr(n);
+      }
+      static const std::vector<std::pair<std::string, size_t>> functions = {
+          {"min", 2}, {"max", 2}, {"sqrt", 1}, {"cbrt", 1}, {"floor", 1}, {"ceil", 1}, {"round", 1}};
+      size_t arity = 0;
+      for (const auto &[name, count] : functions)
+        if (name == n->name)
+          arity = count;
+      if (arity == 0)
+        return Error{fmt::format("unknown function '{}' (known: min, max, sqrt, cbrt, floor, ceil, round)", n->name),
+                     0, column};
+      n->kind = Node::Kind::Call;
+      for (size_t i = 0; i < arity; ++i) {
+        if (i > 0 && !eat(","))
+          return fail(fmt::format("'{}' takes {} arguments; expected ','", n->name, arity));
+        auto arg = parseSum();
+        if (!arg)
+          return arg;
+        n->operands.push_back(*arg);
+      }
+      if (!eat(")"))
+        return fail("expected ')'");
+      return NodePtr(n);
+    }
+    return fail(fmt::format("unexpected '{}'", c));
+  }
+
+  const std::string &text_;
+  size_t pos_ = 0;
+};
+
+Expected<double> evalNode(const Node &n, const std::function<std::optional<double>(const std::string &)> &lookup) {
+  switch (n.kind) {
+  case Node::Kind::Number: return n.number;
+  case Node::Kind::Name: {
+    auto v = lookup(n.name);
+    if (!v)
+      return Error{fmt::format("unknown name '{}'", n.name), 0, n.column};
+    return *v;
+  }
+  case Node::Kind::Neg: {
+    auto v = evalNode(*n.operands[0], lookup);
+    if (!v)
+      return v;
+    return -*v;
+  }
+  case Node::Kind::Binary:
+  case Node::Kind::Call: {
+    std::vector<double> args;
+    for (const auto &op : n.operands) {
+      auto v = evalNode(*op, lookup);
+      if (!v)
+        return v;
+      args.push_back(*v);
+    }
+    const std::string &f = n.name;
+    auto divisor = [&]() -> Expected<double> {
+      if (args[1] == 0)
+        return Error{fmt::format("division by zero in '{}'", f), 0, n.column};
+      return args[1];
+    };
+    if (f == "+") return args[0] + args[1];
+    if (f == "-") return args[0] - args[1];
+    if (f == "*") return args[0] * args[1];
+    if (f == "^") return std::pow(args[0], args[1]);
+    if (f == "/" || f == "//" || f == "%") {
+      auto d = divisor();
+      if (!d)
+        return d;
+      if (f == "/")
+        return args[0] / *d;
+      double q = std::floor(args[0] / *d);
+      return f == "//" ? q : args[0] - q * *d;
+    }
+    if (f == "min") return std::min(args[0], args[1]);
+    if (f == "max") return std::max(args[0], args[1]);
+    if (f == "floor") return std::floor(args[0]);
+    if (f == "ceil") return std::ceil(args[0]);
+    if (f == "round") return std::round(args[0]);
+    if (f == "cbrt") return std::cbrt(args[0]);
+    if (f == "sqrt") {
+      if (args[0] < 0)
+        return Error{"sqrt of a negative number", 0, n.column};
+      return std::sqrt(args[0]);
+    }
+    break;
+  }
+  }
+  return Error{"malformed expression", 0, n.column};
+}
+
+void collectNames(const Node &n, std::vector<std::string> &out) {
+  if (n.kind == Node::Kind::Name)
+    out.push_back(n.name);
+  for (const auto &op : n.operands)
+    collectNames(*op, out);
+}
+
+} // namespace
+
+Expected<Expr> Expr::parse(const std::string &text) {
+  Parser parser(text);
+  auto root = parser.parseAll();
+  if (!root)
+    return root.error();
+  Expr e;
+  e.text_ = text;
+  e.root_ = *root;
+  return e;
+}
+
+Expr Expr::constant(double value) {
+  Expr e;
+  auto n = std::make_shared<Node>();
+  n->number = value;
+  e.root_ = n;
+  e.text_ = fmt::format("{}", value);
+  return e;
+}
+
+Expected<double> Expr::eval(const std::function<std::optional<double>(const std::string &)> &lookup) const {
+  HONE_CHECK(root_ != nullptr, "eval of an empty expression");
+  auto v = evalNode(*root_, lookup);
+  if (v && !std::isfinite(*v))
+    return Error{fmt::format("'{}' is not a finite number", text_), 0, 1};
+  return v;
+}
+
+std::vector<std::string> Expr::names() const {
+  std::vector<std::string> out;
+  if (root_)
+    collectNames(*root_, out);
+  return out;
+}
+
+} // namespace hone::model

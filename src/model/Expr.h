@@ -1,0 +1,38 @@
+// Arithmetic expressions in model files ("pieces * 4", "(i + j + k) % gx"):
+// numbers, names, + - * / // % ^, unary -, parentheses and the functions
+// min max sqrt cbrt floor ceil round. '/' divides exactly, '//' is floored
+// division and '%' a floored modulo (never negative for a positive divisor),
+// so neighbour offsets wrap around.
+#pragma once
+
+#include "support/Expected.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hone::model {
+
+class Expr {
+public:
+  /// Parses `text`; errors carry the 1-based column in `text`.
+  static support::Expected<Expr> parse(const std::string &text);
+  /// A constant expression.
+  static Expr constant(double value);
+
+  /// The value with names looked up by `lookup` (nullopt: unknown name -> error).
+  support::Expected<double> eval(const std::function<std::optional<double>(const std::string &)> &lookup) const;
+  /// The names the expression uses.
+  std::vector<std::string> names() const;
+  const std::string &text() const { return text_; }
+
+  struct Node;
+
+private:
+  std::string text_;
+  std::shared_ptr<const Node> root_;
+};
+
+} // namespace hone::model

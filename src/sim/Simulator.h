@@ -1,0 +1,130 @@
+// The performance model: applies a mapper policy to an application model on
+// a machine model and executes the resulting program as a discrete-event
+// simulation (docs/MODEL.md). Knows no application by name: everything comes
+// from the model files and the policy.
+//
+// A Context holds what depends only on (machine, program): processor and
+// memory instances, the best memory of each kind per processor, the lower
+// bound. Build it once and simulate many policies against it.
+#pragma once
+
+#include "dsl/Ast.h"
+#include "dsl/MachineSpace.h"
+#include "model/App.h"
+#include "model/Machine.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hone::sim {
+
+using model::MemKind;
+using model::ProcKind;
+
+struct Options {
+  double noiseSigma = 0; // multiplicative log-normal noise on the elapsed time
+  uint64_t seed = 1;
+};
+
+struct ProcessorStat {
+  std::string name; // "node0 GPU1"
+  ProcKind kind = ProcKind::CPU;
+  int tasks = 0;
+  double busyS = 0;
+  double busyFraction = 0;
+};
+
+struct ChannelStat {
+  std::string name; // "nvlink port FBMEM node0 GPU1"
+  std::string channel;
+  int copies = 0;
+  double bytes = 0;
+  double busyS = 0;
+  double busyFraction = 0;
+};
+
+struct MemoryStat {
+  std::string name; // "FBMEM node0 GPU1"
+  MemKind kind = MemKind::SYSMEM;
+  double capacity = 0;
+  double peak = 0;
+};
+
+/// How a task of the app was mapped, aggregated over its points.
+struct TaskStat {
+  std::string name;
+  std::string kind;                   // processor kind it ran on
+  std::vector<std::string> variants;  // kinds it has variants for
+  std::vector<std::string> memories;  // per argument: memory kind used
+  std::vector<std::string> regions;   // per argument: the region name
+  int points = 0;
+  double busyS = 0;        // summed task time (timed part)
+  double accessS = 0;      // of which moving data through its arguments
+  double computeS = 0;     // of which computing
+  double bestVariantS = 0; // summed time at its fastest variant and memories (lower bound material)
+};
+
+struct Bottleneck {
+  std::string kind;     // "channel", "processor", "idle", "runtime", "memory", "variant", "access"
+  std::string resource; // what it is about
+  double share = 0;     // fraction of the elapsed time it accounts for (or of capacity, for memory)
+  std::string detail;   // a sentence citing the numbers
+};
+
+struct Result {
+  bool ok = false;
+  std::string error;      // the runtime's failure message
+  std::string errorKind;  // "layout", "variant", "placement", "memory", "policy"
+  std::string errorDetail; // where: task, argument, memory
+  double timeS = 0;
+  double throughput = 0;
+  std::string throughputUnit;
+  double lowerBoundS = 0;
+  int tasks = 0;
+  int copies = 0;
+  double bytesCopied = 0;
+  double runtimeOverheadS = 0; // runtime analysis work (all nodes)
+  std::vector<ProcessorStat> processors;
+  std::vector<ChannelStat> channels;
+  std::vector<MemoryStat> memories;
+  std::vector<TaskStat> taskStats;
+  std::vector<Bottleneck> bottlenecks;
+};
+
+class Context {
+public:
+  Context(const model::MachineModel &machine, const model::Program &program);
+  ~Context();
+  const model::MachineModel &machine() const { return machine_; }
+  const model::Program &program() const { return program_; }
+  /// The interpreter's view of the machine.
+  const dsl::MachineShape &shape() const { return shape_; }
+  double lowerBoundS() const { return lowerBound_; }
+
+  struct Tables;
+  const Tables &tables() const { return *tables_; }
+
+private:
+  const model::MachineModel &machine_;
+  const model::Program &program_;
+  dsl::MachineShape shape_;
+  double lowerBound_ = 0;
+  std::unique_ptr<Tables> tables_;
+};
+
+/// Simulates `policy` (a checked program) on the context's app and machine.
+Result simulate(const Context &context, const dsl::Program &policy, const Options &options = {});
+
+/// The machine shape the DSL interpreter needs, from a machine model.
+dsl::MachineShape shapeOf(const model::MachineModel &machine);
+
+nlohmann::json toJson(const Result &result);
+/// A readable summary for a terminal.
+std::string summarize(const Result &result, const Context &context);
+
+} // namespace hone::sim
