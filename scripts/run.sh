@@ -14,3 +14,6 @@ echo
 echo "== hone eval examples/mappers/circuit.map --machine nodes=2,gpus=4,cpus=8 --task calculate_new_currents --space 8 --all-points"
 "$HONE" eval examples/mappers/circuit.map --machine nodes=2,gpus=4,cpus=8 \
   --task calculate_new_currents --space 8 --all-points
+echo
+echo "== hone simulate examples/mappers/circuit.map --app circuit (the paper's 4-GPU node)"
+"$HONE" simulate examples/mappers/circuit.map --app circuit

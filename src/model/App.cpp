@@ -589,7 +589,7 @@ private:
     const Partition *part = app_.partition(arg.region);
     const Region &region = *app_.region(part ? part->region : arg.region);
     access.dims = region.dims;
-    access.fields = static_cast<int>(arg.fields.size());
+    access.fields = static_cast<int>(region.fields.size()); // instances hold every field (Legion's default)
     std::vector<int> fieldIndex;
     for (const auto &name : arg.fields)
       for (size_t f = 0; f < region.fields.size(); ++f)

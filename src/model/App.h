@@ -136,7 +136,7 @@ struct Access {
   double trafficBytes = 0;  // bytes the kernel moves through it
   uint32_t view = 0;        // identity of the instance (same view + memory = same instance)
   int dims = 1;
-  int fields = 1;
+  int fields = 1; // of the region: an AOS instance interleaves them all
 };
 
 struct PointTask {

@@ -27,8 +27,17 @@ void TableReader::failHere(const std::string &message) const {
 const toml::node &TableReader::node(const char *key) {
   used_.insert(key);
   const toml::node *n = table_.get(key);
-  if (!n)
+  if (!n) {
+    // A misspelt key is likelier than a forgotten one: point at it.
+    for (auto &&[k, v] : table_) {
+      std::string present(k.str());
+      if (!used_.count(present) && support::editDistance(present, key) <= std::max<size_t>(1, present.size() / 3)) {
+        std::string where = context_.empty() ? "" : context_ + ": ";
+        fail(file_, v.source(), fmt::format("{}unknown key '{}'; did you mean '{}'?", where, present, key));
+      }
+    }
     failHere(fmt::format("missing '{}'", key));
+  }
   return *n;
 }
 

@@ -284,6 +284,7 @@ private:
   struct Instance {
     double bytes = 0;
     bool live = false;
+    double freeAt = INFINITY; // CollectMemory scheduled its release at this time
   };
   struct MemState {
     double allocated = 0;                          // live instances, including ones with a scheduled free
@@ -516,14 +517,31 @@ int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double map
     }
     uint64_t key = (static_cast<uint64_t>(a.view) << 20) | static_cast<uint64_t>(r.mem);
     Instance &inst = instances_[key];
-    if (inst.live)
+    MemState &ms = mems_[static_cast<size_t>(r.mem)];
+    if (inst.live && inst.freeAt > mapped) {
+      if (std::isfinite(inst.freeAt)) { // mapped before its release: the release waits for this task
+        auto f = std::find(ms.frees.begin(), ms.frees.end(), std::make_pair(inst.freeAt, inst.bytes));
+        if (f != ms.frees.end())
+          ms.frees.erase(f);
+        auto e = std::find(ms.events.begin(), ms.events.end(), std::make_pair(inst.freeAt, -inst.bytes));
+        if (e != ms.events.end())
+          ms.events.erase(e);
+        inst.freeAt = INFINITY;
+      }
       return r.mem;
+    }
+    bool recreated = inst.live; // released earlier: its data went with it
     const MemInst &mem = tb_.mems[static_cast<size_t>(r.mem)];
     if (usage(r.mem, mapped) + a.instanceBytes <= mem.spec->capacity) {
-      MemState &ms = mems_[static_cast<size_t>(r.mem)];
       ms.allocated += a.instanceBytes;
       ms.events.emplace_back(mapped, a.instanceBytes);
-      inst = {a.instanceBytes, true};
+      inst = {a.instanceBytes, true, INFINITY};
+      if (recreated)
+        for (const auto &[datum, fraction] : a.data) {
+          auto &valid = data_[datum].valid;
+          valid.erase(std::remove_if(valid.begin(), valid.end(), [&](const Valid &v) { return v.mem == r.mem; }),
+                      valid.end());
+        }
       return r.mem;
     }
     if (full < 0)
@@ -603,12 +621,19 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
     if (std::find(ch->portKinds.begin(), ch->portKinds.end(), end->kind) != ch->portKinds.end())
       used.push_back(port(*ch, false, static_cast<int>(end - tb_.mems.data()), end->name));
   }
-  double start = ready;
+  // The runtime of the destination's node issues the copy (its utility
+  // work serialises with task analysis), then the channel carries it.
+  double issue = cx_.machine().runtime.copyIssueUs * kUs;
+  double &util = utilFree_[static_cast<size_t>(b.node)];
+  double issued = std::max(util, ready) + issue;
+  util = issued;
+  if (timed_)
+    utilBusy_ += issue;
+  double start = issued;
   for (int p : used)
     start = std::max(start, ports_[static_cast<size_t>(p)].freeAt);
-  double issue = cx_.machine().runtime.copyIssueUs * kUs;
   double duration = ch->latencyUs * kUs + bytes / ch->bandwidth;
-  double end = start + issue + duration;
+  double end = start + duration;
   for (int p : used) {
     Port &pp = ports_[static_cast<size_t>(p)];
     pp.freeAt = end;
@@ -812,7 +837,18 @@ void Sim::execute(size_t index) {
         st.valid = {{m, end, 1.0}};
         st.reductions.clear();
         break;
-      case Privilege::Reduce: st.reductions.push_back({m, prog_.data[datum].bytes * fraction, end}); break;
+      case Privilege::Reduce: {
+        // Reductions from one memory share one reduction instance: one fold copy later.
+        double bytes = prog_.data[datum].bytes * fraction;
+        auto same = std::find_if(st.reductions.begin(), st.reductions.end(), [&](const Pending &p) { return p.mem == m; });
+        if (same != st.reductions.end()) {
+          same->bytes = std::max(same->bytes, bytes);
+          same->ready = std::max(same->ready, end);
+        } else {
+          st.reductions.push_back({m, bytes, end});
+        }
+        break;
+      }
       }
     }
     // CollectMemory: a read-only instance is released when the task ends.
@@ -820,16 +856,11 @@ void Sim::execute(size_t index) {
     if (a.privilege == Privilege::Read && dsl::collectsMemory(policy_, task.name, {regionName, a.arg})) {
       uint64_t key = (static_cast<uint64_t>(a.view) << 20) | static_cast<uint64_t>(m);
       Instance &inst = instances_[key];
-      if (inst.live) {
-        inst.live = false;
+      if (inst.live && !std::isfinite(inst.freeAt)) {
+        inst.freeAt = end;
         MemState &ms = mems_[static_cast<size_t>(m)];
         ms.frees.emplace_back(end, inst.bytes);
         ms.events.emplace_back(end, -inst.bytes);
-        for (const auto &[datum, fraction] : a.data) {
-          auto &valid = data_[datum].valid;
-          valid.erase(std::remove_if(valid.begin(), valid.end(), [&](const Valid &v) { return v.mem == m; }),
-                      valid.end());
-        }
       }
     }
   }
