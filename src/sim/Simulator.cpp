@@ -309,7 +309,7 @@ private:
   int chooseMemory(const PointTask &pt, const Access &a, int proc, double mapped, ProcKind kind);
   void checkLayout(const PointTask &pt, const Access &a, MemKind mem, ProcKind kind);
   double copy(int src, int dst, double bytes, double ready);
-  int port(const model::ChannelSpec &channel, bool node, int id, const std::string &name);
+  int port(const model::ChannelSpec &channel, bool node, bool out, int id, const std::string &name);
   double usage(int mem, double at);
   double bringIn(uint32_t datum, double fraction, int mem, double floor);
   void execute(size_t index);
@@ -597,12 +597,13 @@ void Sim::checkLayout(const PointTask &pt, const Access &a, MemKind mem, ProcKin
   }
 }
 
-int Sim::port(const model::ChannelSpec &channel, bool node, int id, const std::string &name) {
+// Links are full duplex: an endpoint has an outgoing and an incoming port per channel.
+int Sim::port(const model::ChannelSpec &channel, bool node, bool out, int id, const std::string &name) {
   uint64_t key = (static_cast<uint64_t>(&channel - cx_.machine().channels.data()) << 32) |
-                 (static_cast<uint64_t>(node) << 31) | static_cast<uint64_t>(id);
+                 (static_cast<uint64_t>(node) << 31) | (static_cast<uint64_t>(out) << 30) | static_cast<uint64_t>(id);
   auto [it, inserted] = portIndex_.emplace(key, static_cast<int>(ports_.size()));
   if (inserted)
-    ports_.push_back({fmt::format("{} {}", channel.name, name), channel.name});
+    ports_.push_back({fmt::format("{} {} {}", channel.name, out ? "out of" : "into", name), channel.name});
   return it->second;
 }
 
@@ -616,10 +617,11 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
   HONE_CHECK(ch != nullptr, "machine model without a channel (validated at load)");
   std::vector<int> used;
   for (const MemInst *end : {&a, &b}) {
+    bool out = end == &a;
     if (ch->nodePorts)
-      used.push_back(port(*ch, true, end->node, fmt::format("node{}", end->node)));
+      used.push_back(port(*ch, true, out, end->node, fmt::format("node{}", end->node)));
     if (std::find(ch->portKinds.begin(), ch->portKinds.end(), end->kind) != ch->portKinds.end())
-      used.push_back(port(*ch, false, static_cast<int>(end - tb_.mems.data()), end->name));
+      used.push_back(port(*ch, false, out, static_cast<int>(end - tb_.mems.data()), end->name));
   }
   // The runtime of the destination's node issues the copy (its utility
   // work serialises with task analysis), then the channel carries it.

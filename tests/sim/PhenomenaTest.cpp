@@ -142,6 +142,38 @@ TEST(Phenomena, MostRandomMappersFail) {
   EXPECT_GE(kinds.size(), 3u) << "failures should come from several causes";
 }
 
+// 6. johnson/cosma: an index map that keeps the partial products a block of C
+// is reduced from on that block's node moves fewer bytes and runs faster
+// than one that scatters them. Both maps give every GPU one leaf, and the
+// inputs are placed the same way for both (A[i,k] on node i, B[k,j] on
+// node k, C[i,j] on node i).
+TEST(Phenomena, ReductionLocalityPays) {
+  const std::string homes = "def homeA(Task task) {\n    ip = task.ipoint;\n"
+                            "    return m2[ip[0] % m2.size[0], ip[1] % m2.size[1]];\n}\n"
+                            "def homeB(Task task) {\n    ip = task.ipoint;\n"
+                            "    return m2[ip[0] % m2.size[0], (2 + ip[2]) % m2.size[1]];\n}\n"
+                            "def homeC(Task task) {\n    ip = task.ipoint;\n"
+                            "    return m2[ip[1] % m2.size[0], (2 * ip[2]) % m2.size[1]];\n}\n"
+                            "IndexTaskMap task_1 homeA;\nIndexTaskMap task_2 homeB;\nIndexTaskMap task_3 homeC;\n";
+  for (const std::string app : {"johnson", "cosma"}) {
+    auto s = Setup::shipped(app, "p100x4-2nodes");
+    ASSERT_EQ(s->program->values.at("gz"), 2) << "the test needs a k split";
+    std::string base = replaced(replaced(expertText(app), "CollectMemory task_4 *;", ""),
+                                "IndexTaskMap task_1,task_2,task_3,task_4 tile3d;", homes);
+    auto with = [&](const std::string &body) {
+      return base + "def leaf(Task task) {\n    ip = task.ipoint;\n    return " + body + ";\n}\n"
+                    "IndexTaskMap task_4 leaf;\n";
+    };
+    // Together: leaf (i, j, k) on node i: both partial products of C[i, j] stay on its node.
+    Result together = s->run(with("m2[ip[0] % m2.size[0], (2 * ip[1] + ip[2]) % m2.size[1]]"));
+    // Scattered: leaf (i, j, k) on node k: one partial product of every block crosses the network.
+    Result scattered = s->run(with("m2[ip[2] % m2.size[0], (2 * ip[0] + ip[1]) % m2.size[1]]"));
+    ASSERT_TRUE(together.ok && scattered.ok) << together.error << scattered.error;
+    EXPECT_LT(together.bytesCopied, scattered.bytesCopied) << app;
+    EXPECT_LT(together.timeS, scattered.timeS) << app;
+  }
+}
+
 // 7. pennant: runtime overhead per task and copy dominates; a mapper that
 // causes more copies pays for each of them.
 TEST(Phenomena, PennantIsOverheadSensitive) {
