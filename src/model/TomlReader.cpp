@@ -33,7 +33,7 @@ const toml::node &TableReader::node(const char *key) {
       std::string present(k.str());
       if (!used_.count(present) && support::editDistance(present, key) <= std::max<size_t>(1, present.size() / 3)) {
         std::string where = context_.empty() ? "" : context_ + ": ";
-        fail(file_, v.source(), fmt::format("{}unknown key '{}'; did you mean '{}'?", where, present, key));
+        fail(file_, k.source(), fmt::format("{}unknown key '{}'; did you mean '{}'?", where, present, key));
       }
     }
     failHere(fmt::format("missing '{}'", key));
@@ -250,7 +250,7 @@ void TableReader::finish() const {
                                            : fmt::format("{}: unknown key '{}'", context_, key);
     if (auto near = support::closestMatch(key, known))
       message += fmt::format("; did you mean '{}'?", *near);
-    fail(file_, v.source(), message);
+    fail(file_, k.source(), message);
   }
 }
 

@@ -248,6 +248,47 @@ struct Failure {
   std::string kind, message, detail;
 };
 
+// The busy intervals of a resource that serves one thing at a time. A job
+// takes the earliest gap at or after its ready time that is long enough
+// (insertion scheduling), so a job issued later but ready earlier does not
+// wait behind one that is not ready yet.
+class Timeline {
+public:
+  /// The earliest start >= `ready` with [start, start + duration) free.
+  double earliest(double ready, double duration) const {
+    double s = ready;
+    auto it = busy_.upper_bound(s);
+    if (it != busy_.begin() && std::prev(it)->second > s)
+      s = std::prev(it)->second;
+    for (; it != busy_.end() && it->first < s + duration; ++it)
+      s = std::max(s, it->second);
+    return s;
+  }
+  void reserve(double start, double end) {
+    if (end > start)
+      busy_.emplace(start, end);
+  }
+
+private:
+  std::map<double, double> busy_; // start -> end, disjoint
+};
+
+/// The earliest start at or after `ready` when every timeline has the gap.
+double earliestOnAll(const std::vector<Timeline *> &lines, double ready, double duration) {
+  double s = ready;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const Timeline *line : lines) {
+      double t = line->earliest(s, duration);
+      if (t > s) {
+        s = t;
+        moved = true;
+      }
+    }
+  }
+  return s;
+}
+
 struct KindChoice {
   std::optional<ProcKind> kind;
   std::optional<Failure> failure;
@@ -264,7 +305,8 @@ public:
 private:
   struct Port {
     std::string name, channel;
-    double freeAt = 0, busy = 0, bytes = 0;
+    Timeline line;
+    double busy = 0, bytes = 0;
     int copies = 0;
   };
   struct Valid {
@@ -324,9 +366,13 @@ private:
   Options options_;
   dsl::Interpreter interp_;
 
-  std::vector<double> procFree_, procBusy_;
+  std::vector<Timeline> procLine_;
+  std::vector<double> procBusy_;
   std::vector<int> procTasks_;
-  std::vector<double> utilFree_;
+  // The runtime of each node: task analysis in program order (analysisEnd_),
+  // copy issue work whenever the data is ready, both on one timeline.
+  std::vector<Timeline> utilLine_;
+  std::vector<double> analysisEnd_;
   double utilBusy_ = 0;
   std::vector<Port> ports_;
   std::unordered_map<uint64_t, int> portIndex_;
@@ -603,7 +649,7 @@ int Sim::port(const model::ChannelSpec &channel, bool node, bool out, int id, co
                  (static_cast<uint64_t>(node) << 31) | (static_cast<uint64_t>(out) << 30) | static_cast<uint64_t>(id);
   auto [it, inserted] = portIndex_.emplace(key, static_cast<int>(ports_.size()));
   if (inserted)
-    ports_.push_back({fmt::format("{} {} {}", channel.name, out ? "out of" : "into", name), channel.name});
+    ports_.push_back({fmt::format("{} {} {}", channel.name, out ? "out of" : "into", name), channel.name, {}, 0, 0, 0});
   return it->second;
 }
 
@@ -626,19 +672,20 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
   // The runtime of the destination's node issues the copy (its utility
   // work serialises with task analysis), then the channel carries it.
   double issue = cx_.machine().runtime.copyIssueUs * kUs;
-  double &util = utilFree_[static_cast<size_t>(b.node)];
-  double issued = std::max(util, ready) + issue;
-  util = issued;
+  Timeline &util = utilLine_[static_cast<size_t>(b.node)];
+  double issueStart = util.earliest(ready, issue);
+  util.reserve(issueStart, issueStart + issue);
   if (timed_)
     utilBusy_ += issue;
-  double start = issued;
-  for (int p : used)
-    start = std::max(start, ports_[static_cast<size_t>(p)].freeAt);
   double duration = ch->latencyUs * kUs + bytes / ch->bandwidth;
+  std::vector<Timeline *> lines;
+  for (int p : used)
+    lines.push_back(&ports_[static_cast<size_t>(p)].line);
+  double start = earliestOnAll(lines, issueStart + issue, duration);
   double end = start + duration;
   for (int p : used) {
     Port &pp = ports_[static_cast<size_t>(p)];
-    pp.freeAt = end;
+    pp.line.reserve(start, end);
     if (timed_) {
       pp.busy += duration;
       pp.bytes += bytes;
@@ -723,8 +770,8 @@ void Sim::execute(size_t index) {
     barrier_ = 0;
     for (size_t i = 0; i < index; ++i)
       barrier_ = std::max(barrier_, end_[i]);
-    for (double &u : utilFree_)
-      u = std::max(u, barrier_);
+    for (double &a : analysisEnd_)
+      a = std::max(a, barrier_);
   }
   ProcKind kind = kindFor(pt);
   int proc = place(index, kind);
@@ -742,8 +789,10 @@ void Sim::execute(size_t index) {
   int parentNode = pt.parent >= 0 ? tb_.procs[static_cast<size_t>(procOf_[static_cast<size_t>(pt.parent)])].node : 0;
   int util = dsl::controlReplicated(policy_, parentName) ? node : parentNode;
   double analysis = cx_.machine().runtime.taskAnalysisUs * kUs;
-  double aStart = std::max(utilFree_[static_cast<size_t>(util)], issue);
-  utilFree_[static_cast<size_t>(util)] = aStart + analysis;
+  Timeline &line = utilLine_[static_cast<size_t>(util)];
+  double aStart = line.earliest(std::max(analysisEnd_[static_cast<size_t>(util)], issue), analysis);
+  line.reserve(aStart, aStart + analysis);
+  analysisEnd_[static_cast<size_t>(util)] = aStart + analysis;
   if (timed_)
     utilBusy_ += analysis;
   double mapped = aStart + analysis;
@@ -784,15 +833,16 @@ void Sim::execute(size_t index) {
     }
   }
 
-  double start = std::max({procFree_[static_cast<size_t>(proc)], mapped, ready});
+  Timeline &procLine = procLine_[static_cast<size_t>(proc)];
   TaskTime tt;
   if (task.inner())
     tt.overhead = pi.spec->overheadUs * kUs;
   else
     tt = taskTime(task, pt, pi, tb_.reach[static_cast<size_t>(proc)], &memKinds);
   double duration = tt.total();
+  double start = procLine.earliest(std::max(mapped, ready), duration);
   double end = start + duration;
-  procFree_[static_cast<size_t>(proc)] = end;
+  procLine.reserve(start, end);
   if (trace_)
     fmt::print(stderr, "task {}({}) on {} [{:.1f}, {:.1f}] us\n", task.name, fmt::join(pt.point, ","), pi.name,
                start * 1e6, end * 1e6);
@@ -870,10 +920,11 @@ void Sim::execute(size_t index) {
 
 Result Sim::run() {
   size_t n = prog_.tasks.size();
-  procFree_.assign(tb_.procs.size(), 0);
+  procLine_.assign(tb_.procs.size(), Timeline());
   procBusy_.assign(tb_.procs.size(), 0);
   procTasks_.assign(tb_.procs.size(), 0);
-  utilFree_.assign(static_cast<size_t>(cx_.machine().nodes), 0);
+  utilLine_.assign(static_cast<size_t>(cx_.machine().nodes), Timeline());
+  analysisEnd_.assign(static_cast<size_t>(cx_.machine().nodes), 0);
   data_.assign(prog_.data.size(), {});
   mems_.assign(tb_.mems.size(), {});
   kindChoice_.assign(app_.tasks.size(), {});

@@ -138,5 +138,31 @@ expect_out dump-tokens "processor kind 'GPU'"
 check dump-ast 0 "$HONE" dump --emit=ast "$SRC/examples/mappers/stencil.map"
 expect_out dump-ast "IndexTaskMap tasks=stencil,increment,check function=block1d"
 
+# simulate and check --app.
+for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
+  check "simulate-$app" 0 "$HONE" simulate "$SRC/examples/mappers/$app.map" --app "$app"
+  expect_out "simulate-$app" "status: ok"
+  check "check-app-$app" 0 "$HONE" check "$SRC/examples/mappers/$app.map" --app "$app"
+done
+check simulate-json 0 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine p100x4-2nodes --json
+expect_out simulate-json '"status": "ok"'
+expect_out simulate-json '"throughput_unit": "iterations/s"'
+sed 's/SOA F_order/SOA C_order/' "$SRC/examples/mappers/stencil.map" >"$TMP/stencil_c.map"
+check simulate-layout-failure 1 "$HONE" simulate "$TMP/stencil_c.map" --app stencil --json
+expect_out simulate-layout-failure '"error": "Assertion failed: stride does not match expected value."'
+check simulate-unknown-app 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circut
+expect_err simulate-unknown-app "did you mean 'circuit'?"
+check simulate-unknown-machine 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine p100
+printf 'name = "broken"\nnodes = 1\n[runtime]\n[[processor]]\nkind = "GPU"\nper_node = 1\ngflop = 1\n' >"$TMP/broken.toml"
+check simulate-bad-machine-file 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/broken.toml"
+expect_err simulate-bad-machine-file "broken.toml:7:1: processor[0]: unknown key 'gflop'; did you mean 'gflops'?"
+printf 'Task calculate_new_curents GPU;\n' >"$TMP/typo.map"
+check check-app-typo 1 "$HONE" check "$TMP/typo.map" --app circuit
+expect_err check-app-typo "did you mean 'calculate_new_currents'?"
+check simulate-noise-seeded 0 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --noise 0.1 --seed 3 --json
+cp "$TMP/out" "$TMP/noise1"
+check simulate-noise-again 0 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --noise 0.1 --seed 3 --json
+if cmp -s "$TMP/out" "$TMP/noise1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL noise: same seed, different output"; fi
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
