@@ -20,6 +20,7 @@
 #include <map>
 #include <cstdlib>
 #include <random>
+#include <span>
 #include <unordered_map>
 
 namespace hone::sim {
@@ -274,7 +275,7 @@ private:
 };
 
 /// The earliest start at or after `ready` when every timeline has the gap.
-double earliestOnAll(const std::vector<Timeline *> &lines, double ready, double duration) {
+double earliestOnAll(std::span<Timeline *const> lines, double ready, double duration) {
   double s = ready;
   for (bool moved = true; moved;) {
     moved = false;
@@ -351,7 +352,7 @@ private:
   int chooseMemory(const PointTask &pt, const Access &a, int proc, double mapped, ProcKind kind);
   void checkLayout(const PointTask &pt, const Access &a, MemKind mem, ProcKind kind);
   double copy(int src, int dst, double bytes, double ready);
-  int port(const model::ChannelSpec &channel, bool node, bool out, int id, const std::string &name);
+  int port(const model::ChannelSpec &channel, bool node, bool out, const MemInst &end);
   double usage(int mem, double at);
   double bringIn(uint32_t datum, double fraction, int mem, double floor);
   void execute(size_t index);
@@ -384,7 +385,30 @@ private:
   std::vector<int> procOf_;                     // per point task
   std::vector<std::shared_ptr<const dsl::TaskInfo>> info_; // per point task with children
   std::shared_ptr<dsl::TaskInfo> top_;
-  std::unordered_map<std::string, dsl::Placement> placements_;
+  struct PlacementKey {
+    std::vector<int64_t> ints; // function, task, point, domain, parent processor and point
+    bool operator==(const PlacementKey &o) const { return ints == o.ints; }
+  };
+  struct PlacementKeyHash {
+    size_t operator()(const PlacementKey &k) const {
+      size_t h = 1469598103934665603ull;
+      for (int64_t v : k.ints)
+        h = (h ^ static_cast<size_t>(v)) * 1099511628211ull;
+      return h;
+    }
+  };
+  std::unordered_map<PlacementKey, dsl::Placement, PlacementKeyHash> placements_;
+  // The statements that apply to a task on a kind, looked up once per run.
+  struct TaskPolicy {
+    bool resolved = false;
+    std::optional<int64_t> limit;
+    bool replicated = false;                          // as a parent: its children are analysed on their node
+    std::vector<const dsl::RegionStmt *> region;      // per argument
+    std::vector<bool> collects;                       // per argument
+    std::vector<std::array<const dsl::LayoutStmt *, kMemKinds>> layout; // per argument, per memory kind
+  };
+  std::vector<TaskPolicy> taskPolicy_; // per (task, kind)
+  const TaskPolicy &policyFor(int task, ProcKind kind);
   std::map<std::pair<int, int>, std::deque<double>> inFlight_; // (task, processor) -> ends, for InstanceLimit
   std::map<std::pair<int, int>, int> roundRobin_;               // (kind, node) -> next processor
   std::vector<TaskAgg> agg_;
@@ -394,6 +418,7 @@ private:
   int copies_ = 0;
   double bytesCopied_ = 0;
   bool timed_ = false;
+  bool topReplicated_ = false;
   bool trace_ = std::getenv("HONE_SIM_TRACE") != nullptr; // developer aid: every copy and task on stderr
 };
 
@@ -470,10 +495,16 @@ int Sim::place(size_t index, ProcKind kind) {
   }
   std::shared_ptr<const dsl::TaskInfo> parentInfo =
       pt.parent >= 0 ? info_[static_cast<size_t>(pt.parent)] : std::shared_ptr<const dsl::TaskInfo>(top_);
-  std::string key = fmt::format("{}|{}|{}|{}|{}", static_cast<const void *>(fn), pt.task, fmt::join(pt.point, ","),
-                                fmt::join(pt.domain, ","), single ? parentProc : -2);
+  PlacementKey key;
+  key.ints.reserve(8 + pt.point.size() + pt.domain.size());
+  key.ints.push_back(reinterpret_cast<intptr_t>(fn));
+  key.ints.push_back(pt.task);
+  key.ints.push_back(static_cast<int64_t>(pt.point.size()));
+  key.ints.insert(key.ints.end(), pt.point.begin(), pt.point.end());
+  key.ints.insert(key.ints.end(), pt.domain.begin(), pt.domain.end());
+  key.ints.push_back(single ? parentProc : -2);
   if (single && parentInfo)
-    key += fmt::format("|{}", fmt::join(parentInfo->ipoint, ","));
+    key.ints.insert(key.ints.end(), parentInfo->ipoint.begin(), parentInfo->ipoint.end());
   auto cached = placements_.find(key);
   if (cached == placements_.end()) {
     dsl::TaskInfo info;
@@ -533,10 +564,9 @@ double Sim::usage(int mem, double at) {
 int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double mapped, ProcKind kind) {
   const model::Task &task = app_.tasks[static_cast<size_t>(pt.task)];
   const std::string &regionName = task.args[static_cast<size_t>(a.arg)].region;
-  dsl::RegionArgRef ref{regionName, a.arg};
   std::vector<MemKind> wanted;
   int line = 0;
-  if (const dsl::RegionStmt *rs = dsl::regionStatementFor(policy_, task.name, ref, kind)) {
+  if (const dsl::RegionStmt *rs = policyFor(pt.task, kind).region[static_cast<size_t>(a.arg)]) {
     for (const auto &m : rs->mems)
       wanted.push_back(m.kind);
     line = static_cast<int>(rs->mems.front().range.begin.line);
@@ -545,8 +575,10 @@ int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double map
     HONE_CHECK(m >= 0, "processor without memory");
     wanted.push_back(tb_.mems[static_cast<size_t>(m)].kind);
   }
-  std::string where = fmt::format("region {} (argument {}) of task {} on {}", regionName, a.arg, task.name,
-                                  tb_.procs[static_cast<size_t>(proc)].name);
+  auto where = [&] { // only for messages: formatting on every call costs more than the rest
+    return fmt::format("region {} (argument {}) of task {} on {}", regionName, a.arg, task.name,
+                       tb_.procs[static_cast<size_t>(proc)].name);
+  };
   std::vector<std::string> unreachable;
   int full = -1;
   for (MemKind k : wanted) {
@@ -554,7 +586,7 @@ int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double map
       fail("policy",
            fmt::format("Invalid mapper output: a virtual instance for {}; a task that accesses its data needs a "
                        "physical instance",
-                       where),
+                       where()),
            fmt::format("Region statement at policy line {}", line));
     const Reach &r = tb_.reach[static_cast<size_t>(proc)][static_cast<size_t>(k)];
     if (r.mem < 0) {
@@ -597,13 +629,13 @@ int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double map
     const MemInst &mem = tb_.mems[static_cast<size_t>(full)];
     fail("memory",
          fmt::format("Out of memory: failed to allocate {} for {} in {} ({} of {} in use)", bytesText(a.instanceBytes),
-                     where, mem.name, bytesText(usage(full, mapped)), bytesText(mem.spec->capacity)),
+                     where(), mem.name, bytesText(usage(full, mapped)), bytesText(mem.spec->capacity)),
          wanted.size() > 1 ? "every memory the Region statement lists is full"
                            : "the Region statement lists no fallback memory");
   }
   fail("memory",
        fmt::format("No memory of kind {} has affinity to {} (needed for {})", fmt::join(unreachable, " or "),
-                   tb_.procs[static_cast<size_t>(proc)].name, where),
+                   tb_.procs[static_cast<size_t>(proc)].name, where()),
        line ? fmt::format("Region statement at policy line {}", line) : "Legion's default memory choice");
 }
 
@@ -616,7 +648,7 @@ void Sim::checkLayout(const PointTask &pt, const Access &a, MemKind mem, ProcKin
   std::string order = "F_order";
   bool soa = true;
   int line = 0;
-  if (const dsl::LayoutStmt *ls = dsl::layoutStatementFor(policy_, task.name, {regionName, a.arg}, mem, kind)) {
+  if (const dsl::LayoutStmt *ls = policyFor(pt.task, kind).layout[static_cast<size_t>(a.arg)][static_cast<size_t>(mem)]) {
     line = static_cast<int>(ls->targetRange.begin.line);
     for (const auto &c : ls->constraints) {
       using K = dsl::LayoutConstraint::Kind;
@@ -643,13 +675,17 @@ void Sim::checkLayout(const PointTask &pt, const Access &a, MemKind mem, ProcKin
   }
 }
 
-// Links are full duplex: an endpoint has an outgoing and an incoming port per channel.
-int Sim::port(const model::ChannelSpec &channel, bool node, bool out, int id, const std::string &name) {
+// Links are full duplex: an endpoint has an outgoing and an incoming port per
+// channel, of its node (`node`) or of its memory.
+int Sim::port(const model::ChannelSpec &channel, bool node, bool out, const MemInst &end) {
+  uint64_t id = node ? static_cast<uint64_t>(end.node) : static_cast<uint64_t>(&end - tb_.mems.data());
   uint64_t key = (static_cast<uint64_t>(&channel - cx_.machine().channels.data()) << 32) |
-                 (static_cast<uint64_t>(node) << 31) | (static_cast<uint64_t>(out) << 30) | static_cast<uint64_t>(id);
+                 (static_cast<uint64_t>(node) << 31) | (static_cast<uint64_t>(out) << 30) | id;
   auto [it, inserted] = portIndex_.emplace(key, static_cast<int>(ports_.size()));
   if (inserted)
-    ports_.push_back({fmt::format("{} {} {}", channel.name, out ? "out of" : "into", name), channel.name, {}, 0, 0, 0});
+    ports_.push_back({fmt::format("{} {} {}", channel.name, out ? "out of" : "into",
+                                  node ? fmt::format("node{}", end.node) : end.name),
+                      channel.name, {}, 0, 0, 0});
   return it->second;
 }
 
@@ -661,14 +697,18 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
   bool network = a.node != b.node;
   const model::ChannelSpec *ch = cx_.machine().channel(a.kind, b.kind, network);
   HONE_CHECK(ch != nullptr, "machine model without a channel (validated at load)");
-  std::vector<int> used;
+  std::array<Timeline *, 4> lines{};
+  std::array<int, 4> used{};
+  size_t count = 0;
   for (const MemInst *end : {&a, &b}) {
     bool out = end == &a;
     if (ch->nodePorts)
-      used.push_back(port(*ch, true, out, end->node, fmt::format("node{}", end->node)));
+      used[count++] = port(*ch, true, out, *end);
     if (std::find(ch->portKinds.begin(), ch->portKinds.end(), end->kind) != ch->portKinds.end())
-      used.push_back(port(*ch, false, out, static_cast<int>(end - tb_.mems.data()), end->name));
+      used[count++] = port(*ch, false, out, *end);
   }
+  for (size_t i = 0; i < count; ++i)
+    lines[i] = &ports_[static_cast<size_t>(used[i])].line;
   // The runtime of the destination's node issues the copy (its utility
   // work serialises with task analysis), then the channel carries it.
   double issue = cx_.machine().runtime.copyIssueUs * kUs;
@@ -678,13 +718,10 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
   if (timed_)
     utilBusy_ += issue;
   double duration = ch->latencyUs * kUs + bytes / ch->bandwidth;
-  std::vector<Timeline *> lines;
-  for (int p : used)
-    lines.push_back(&ports_[static_cast<size_t>(p)].line);
-  double start = earliestOnAll(lines, issueStart + issue, duration);
+  double start = earliestOnAll({lines.data(), count}, issueStart + issue, duration);
   double end = start + duration;
-  for (int p : used) {
-    Port &pp = ports_[static_cast<size_t>(p)];
+  for (size_t i = 0; i < count; ++i) {
+    Port &pp = ports_[static_cast<size_t>(used[i])];
     pp.line.reserve(start, end);
     if (timed_) {
       pp.busy += duration;
@@ -703,6 +740,26 @@ double Sim::copy(int src, int dst, double bytes, double ready) {
 }
 
 // Makes `datum` (the fraction an argument covers) valid in `mem`; returns when it is.
+const Sim::TaskPolicy &Sim::policyFor(int taskIndex, ProcKind kind) {
+  TaskPolicy &tp = taskPolicy_[static_cast<size_t>(taskIndex) * support::kProcKindNames.size() + static_cast<size_t>(kind)];
+  if (tp.resolved)
+    return tp;
+  const model::Task &task = app_.tasks[static_cast<size_t>(taskIndex)];
+  tp.resolved = true;
+  tp.limit = dsl::instanceLimitFor(policy_, task.name, kind);
+  tp.replicated = dsl::controlReplicated(policy_, task.name);
+  for (size_t a = 0; a < task.args.size(); ++a) {
+    dsl::RegionArgRef ref{task.args[a].region, static_cast<int>(a)};
+    tp.region.push_back(dsl::regionStatementFor(policy_, task.name, ref, kind));
+    tp.collects.push_back(dsl::collectsMemory(policy_, task.name, ref));
+    std::array<const dsl::LayoutStmt *, kMemKinds> layouts{};
+    for (size_t m = 0; m < kMemKinds; ++m)
+      layouts[m] = dsl::layoutStatementFor(policy_, task.name, ref, static_cast<MemKind>(m), kind);
+    tp.layout.push_back(layouts);
+  }
+  return tp;
+}
+
 // `floor`: the copy cannot start before the task is mapped.
 double Sim::bringIn(uint32_t datum, double fraction, int mem, double floor) {
   DatumState &st = data_[datum];
@@ -783,11 +840,12 @@ void Sim::execute(size_t index) {
   // Runtime analysis: the node of the parent, or the point's own node when
   // the parent is control-replicated.
   double issue = pt.parent >= 0 ? start_[static_cast<size_t>(pt.parent)] : std::max(barrier_, 0.0);
-  const std::string &parentName =
-      pt.parent >= 0 ? app_.tasks[static_cast<size_t>(prog_.tasks[static_cast<size_t>(pt.parent)].task)].name
-                     : app_.topTask;
+  bool replicated = pt.parent >= 0 ? policyFor(prog_.tasks[static_cast<size_t>(pt.parent)].task,
+                                                tb_.procs[static_cast<size_t>(procOf_[static_cast<size_t>(pt.parent)])].kind)
+                                          .replicated
+                                    : topReplicated_;
   int parentNode = pt.parent >= 0 ? tb_.procs[static_cast<size_t>(procOf_[static_cast<size_t>(pt.parent)])].node : 0;
-  int util = dsl::controlReplicated(policy_, parentName) ? node : parentNode;
+  int util = replicated ? node : parentNode;
   double analysis = cx_.machine().runtime.taskAnalysisUs * kUs;
   Timeline &line = utilLine_[static_cast<size_t>(util)];
   double aStart = line.earliest(std::max(analysisEnd_[static_cast<size_t>(util)], issue), analysis);
@@ -800,7 +858,7 @@ void Sim::execute(size_t index) {
   // InstanceLimit: at most N of this task mapped and unfinished. Each
   // processor's mapper counts its own (as the compiled mapper does).
   std::deque<double> *flight = nullptr;
-  if (auto limit = dsl::instanceLimitFor(policy_, task.name, kind); limit && *limit > 0) {
+  if (auto limit = policyFor(pt.task, kind).limit; limit && *limit > 0) {
     flight = &inFlight_[{pt.task, proc}];
     if (static_cast<int64_t>(flight->size()) >= *limit)
       mapped = std::max(mapped, (*flight)[flight->size() - static_cast<size_t>(*limit)]);
@@ -904,8 +962,7 @@ void Sim::execute(size_t index) {
       }
     }
     // CollectMemory: a read-only instance is released when the task ends.
-    const std::string &regionName = task.args[static_cast<size_t>(a.arg)].region;
-    if (a.privilege == Privilege::Read && dsl::collectsMemory(policy_, task.name, {regionName, a.arg})) {
+    if (a.privilege == Privilege::Read && policyFor(pt.task, kind).collects[static_cast<size_t>(a.arg)]) {
       uint64_t key = (static_cast<uint64_t>(a.view) << 20) | static_cast<uint64_t>(m);
       Instance &inst = instances_[key];
       if (inst.live && !std::isfinite(inst.freeAt)) {
@@ -928,6 +985,8 @@ Result Sim::run() {
   data_.assign(prog_.data.size(), {});
   mems_.assign(tb_.mems.size(), {});
   kindChoice_.assign(app_.tasks.size(), {});
+  taskPolicy_.assign(app_.tasks.size() * support::kProcKindNames.size(), {});
+  topReplicated_ = dsl::controlReplicated(policy_, app_.topTask);
   agg_.assign(app_.tasks.size(), {});
   start_.assign(n, 0);
   end_.assign(n, 0);
