@@ -1,7 +1,6 @@
 #include "model/App.h"
 
 #include "model/TomlReader.h"
-#include "support/FileUtil.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -402,20 +401,16 @@ void checkNames(const AppModel &app) {
 } // namespace
 
 Expected<AppModel> parseApp(const std::string &path, const std::string &text) {
-  try {
-    toml::table table = detail::parseFile(path, text);
-    TableReader top(table, path, "");
+  return detail::parseModel<AppModel>(path, text, [&](TableReader &top) {
     AppModel app = read(top);
-    app.path = path;
+    app.path = path; // checkNames reports against it
     checkNames(app);
     return app;
-  } catch (const LoadError &e) {
-    return Error{e.what(), e.line, e.column};
-  }
+  });
 }
 
 Expected<AppModel> loadApp(const std::string &path) {
-  auto text = support::readFile(path);
+  auto text = detail::readModelFile(path);
   if (!text)
     return text.error();
   return parseApp(path, *text);

@@ -1,7 +1,6 @@
 #include "model/Machine.h"
 
 #include "model/TomlReader.h"
-#include "support/FileUtil.h"
 
 #include <fmt/format.h>
 
@@ -211,19 +210,11 @@ MachineModel read(TableReader &top) {
 } // namespace
 
 Expected<MachineModel> parseMachine(const std::string &path, const std::string &text) {
-  try {
-    toml::table table = detail::parseFile(path, text);
-    TableReader top(table, path, "");
-    MachineModel m = read(top);
-    m.path = path;
-    return m;
-  } catch (const LoadError &e) {
-    return Error{e.what(), e.line, e.column};
-  }
+  return detail::parseModel<MachineModel>(path, text, read);
 }
 
 Expected<MachineModel> loadMachine(const std::string &path) {
-  auto text = support::readFile(path);
+  auto text = detail::readModelFile(path);
   if (!text)
     return text.error();
   return parseMachine(path, *text);

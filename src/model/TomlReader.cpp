@@ -1,5 +1,6 @@
 #include "model/TomlReader.h"
 
+#include "support/FileUtil.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -161,11 +162,18 @@ std::vector<std::vector<int64_t>> TableReader::intLists(const char *key) {
   return out;
 }
 
-namespace {
-// toml++ tables iterate in key order; model files want file order.
-template <typename T> std::vector<std::pair<std::string, const toml::node *>> inFileOrder(const toml::table &t) {
+std::vector<std::pair<std::string, const toml::node *>> TableReader::entries(const char *key, const char *what) {
+  if (!has(key)) {
+    used_.insert(key);
+    return {};
+  }
+  const toml::node &n = node(key);
+  const toml::table *t = n.as_table();
+  if (!t)
+    failAt(key, fmt::format("expected a table of name = {}", what));
+  // toml++ tables iterate in key order; model files want file order.
   std::vector<std::pair<std::string, const toml::node *>> items;
-  for (auto &&[k, v] : t)
+  for (auto &&[k, v] : *t)
     items.emplace_back(std::string(k.str()), &v);
   std::stable_sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
     const auto &x = a.second->source().begin;
@@ -174,40 +182,23 @@ template <typename T> std::vector<std::pair<std::string, const toml::node *>> in
   });
   return items;
 }
-} // namespace
 
 std::vector<std::pair<std::string, Expr>> TableReader::exprTable(const char *key) {
-  if (!has(key)) {
-    used_.insert(key);
-    return {};
-  }
-  const toml::node &n = node(key);
-  const toml::table *t = n.as_table();
-  if (!t)
-    failAt(key, "expected a table of name = expression");
   std::vector<std::pair<std::string, Expr>> out;
-  for (const auto &[name, v] : inFileOrder<Expr>(*t))
+  for (const auto &[name, v] : entries(key, "expression"))
     out.emplace_back(name, exprOf(*v, key));
   return out;
 }
 
 std::vector<std::pair<std::string, double>> TableReader::numberTable(const char *key) {
-  if (!has(key)) {
-    used_.insert(key);
-    return {};
-  }
-  const toml::node &n = node(key);
-  const toml::table *t = n.as_table();
-  if (!t)
-    failAt(key, "expected a table of name = number");
   std::vector<std::pair<std::string, double>> out;
-  for (const auto &[name, v] : inFileOrder<double>(*t)) {
+  for (const auto &[name, v] : entries(key, "number")) {
     if (auto i = v->as_integer())
       out.emplace_back(name, static_cast<double>(i->get()));
     else if (auto f = v->as_floating_point())
       out.emplace_back(name, f->get());
     else
-      fail(file_, v->source(), fmt::format("{}.{}.{}: expected a number", context_, key, name));
+      fail(file_, v->source(), fmt::format("{}{}.{}: expected a number", context_.empty() ? "" : context_ + ".", key, name));
   }
   return out;
 }
@@ -260,6 +251,17 @@ toml::table parseFile(const std::string &path, const std::string &text) {
   } catch (const toml::parse_error &e) {
     fail(path, e.source(), std::string(e.description()));
   }
+}
+
+} // namespace hone::model::detail
+
+namespace hone::model::detail {
+
+support::Expected<std::string> readModelFile(const std::string &path) {
+  auto text = support::readFile(path);
+  if (!text)
+    return support::Error{fmt::format("{}: cannot read: {}", path, text.error().message)};
+  return text;
 }
 
 } // namespace hone::model::detail

@@ -62,6 +62,8 @@ public:
 
 private:
   const toml::node &node(const char *key);
+  /// The entries of an optional sub-table, in file order.
+  std::vector<std::pair<std::string, const toml::node *>> entries(const char *key, const char *what);
   Expr exprOf(const toml::node &n, const char *key) const;
 
   const toml::table &table_;
@@ -72,5 +74,23 @@ private:
 
 /// Parses a whole file; syntax errors become LoadError.
 toml::table parseFile(const std::string &path, const std::string &text);
+
+/// Parses `text` and reads a model from its top-level table with `read`;
+/// every LoadError becomes the returned error.
+template <typename Model, typename Read>
+support::Expected<Model> parseModel(const std::string &path, const std::string &text, Read read) {
+  try {
+    toml::table table = parseFile(path, text);
+    TableReader top(table, path, "");
+    Model model = read(top);
+    model.path = path;
+    return model;
+  } catch (const LoadError &e) {
+    return support::Error{e.what(), e.line, e.column};
+  }
+}
+
+/// The text of a model file; the error names the file.
+support::Expected<std::string> readModelFile(const std::string &path);
 
 } // namespace hone::model::detail

@@ -10,13 +10,16 @@
 namespace hone::support {
 
 Expected<std::string> readFile(const std::string &path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    return Error{"not a regular file"};
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    return Error{path + ": cannot read: " + std::strerror(errno)};
+    return Error{std::strerror(errno)};
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad())
-    return Error{path + ": read error"};
+    return Error{"read error"};
   return text.str();
 }
 

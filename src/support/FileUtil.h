@@ -11,7 +11,7 @@ namespace hone::support {
 
 /// Writes `text` to `path` atomically. On failure returns false and sets
 /// *error (the target is untouched).
-/// Reads a whole file; the error names the file and the reason.
+/// Reads a whole file; the error message is the reason ("No such file or directory").
 Expected<std::string> readFile(const std::string &path);
 
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error);

@@ -1,12 +1,9 @@
 // SourceFile: offset -> line/column mapping by binary search over line starts.
 #include "support/SourceFile.h"
 
+#include "support/FileUtil.h"
+
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace hone::support {
 
@@ -18,21 +15,13 @@ SourceFile::SourceFile(std::string name, std::string text) : name_(std::move(nam
 }
 
 std::optional<SourceFile> SourceFile::load(const std::string &path, std::string *error) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+  auto text = readFile(path);
+  if (!text) {
     if (error)
-      *error = "not a regular file";
+      *error = text.error().message;
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (error)
-      *error = std::strerror(errno);
-    return std::nullopt;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return SourceFile(path, buffer.str());
+  return SourceFile(path, std::move(*text));
 }
 
 SourceLoc SourceFile::locate(uint32_t offset) const {

@@ -125,8 +125,7 @@ TEST(Phenomena, MostRandomMappersFail) {
   std::mt19937_64 rng(2024);
   int runs = 0, failures = 0;
   std::map<std::string, int> kinds;
-  for (const std::string app : {"circuit", "stencil", "pennant", "cannon", "summa", "pumma", "johnson",
-                                "solomonik", "cosma"}) {
+  for (const auto &app : hone::test::kExampleApps) {
     auto s = Setup::shipped(app);
     for (int i = 0; i < 10; ++i) {
       Result r = s->run(randomMapper(s->app, rng));

@@ -7,8 +7,7 @@
 #include "model/Catalog.h"
 #include "model/Machine.h"
 #include "sim/Simulator.h"
-#include "support/FileUtil.h"
-#include "support/SourceFile.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -43,23 +42,17 @@ struct Setup {
 
   /// Simulates a policy given as text; the policy must check cleanly.
   Result run(const std::string &policy, const Options &options = {}) const {
-    auto checked = dsl::checkSource(support::SourceFile("policy.map", policy));
+    auto checked = hone::test::checkText(policy, "policy.map");
     EXPECT_TRUE(checked.ok()) << "policy does not check:\n" << policy;
     return simulate(*context, checked.program, options);
   }
 
-  Result runFile(const std::string &path, const Options &options = {}) const {
-    auto text = support::readFile(path);
-    EXPECT_TRUE(text.ok());
-    return run(*text, options);
-  }
+  Result runFile(const std::string &path, const Options &options = {}) const { return run(hone::test::readFile(path), options); }
 };
 
-inline std::string expertPath(const std::string &app) {
-  return std::string(HONE_SOURCE_DIR) + "/examples/mappers/" + app + ".map";
-}
+inline std::string expertPath(const std::string &app) { return hone::test::sourcePath("examples/mappers/" + app + ".map"); }
 
-inline std::string expertText(const std::string &app) { return *support::readFile(expertPath(app)); }
+inline std::string expertText(const std::string &app) { return hone::test::readFile(expertPath(app)); }
 
 /// Replaces the first occurrence of `from` (which must occur).
 inline std::string replaced(std::string text, const std::string &from, const std::string &to) {

@@ -245,8 +245,7 @@ TEST(SimHand, JsonHasTheDocumentedFields) {
 
 TEST(AppCheck, UnknownNamesGetDidYouMean) {
   auto a = model::parseApp("hand-app.toml", kApp);
-  auto checked = dsl::checkSource(support::SourceFile("p.map", "Task wrok GPU;\nRegion work q GPU FBMEM;\n"
-                                                                  "Region work 3 GPU FBMEM;\n"));
+  auto checked = hone::test::checkText("Task wrok GPU;\nRegion work q GPU FBMEM;\nRegion work 3 GPU FBMEM;\n", "p.map");
   ASSERT_TRUE(checked.ok());
   checkAgainstApp(checked.program, *a, *checked.diags);
   std::string text = support::renderText(*checked.file, checked.diags->diagnostics());
@@ -259,12 +258,10 @@ TEST(AppCheck, UnknownNamesGetDidYouMean) {
 
 // ---- the shipped models ------------------------------------------------------
 
-const std::vector<std::string> kApps = {"circuit", "stencil", "pennant", "cannon", "summa",
-                                        "pumma",   "johnson", "solomonik", "cosma"};
 
 TEST(SimShipped, EveryExpertMapperRunsOnEveryGpuMachine) {
   for (const std::string machine : {"p100x4", "p100x4-2nodes", "p100x4-4nodes"})
-    for (const auto &app : kApps) {
+    for (const auto &app : hone::test::kExampleApps) {
       auto s = Setup::shipped(app, machine);
       Result r = s->runFile(expertPath(app));
       EXPECT_TRUE(r.ok) << app << " on " << machine << ": " << r.error << " (" << r.errorDetail << ")";
@@ -275,7 +272,7 @@ TEST(SimShipped, EveryExpertMapperRunsOnEveryGpuMachine) {
 }
 
 TEST(SimShipped, CpuOnlyMachineRunsCpuPolicies) {
-  for (const auto &app : kApps) {
+  for (const auto &app : hone::test::kExampleApps) {
     auto s = Setup::shipped(app, "cpu-only");
     Result r = s->run("Task * CPU;\nLayout * * * SOA C_order;\n");
     if (app == "stencil") // the stencil kernel needs F_order
