@@ -227,8 +227,9 @@ TEST(Phenomena, OutOfMemoryUnlessFallback) {
   ASSERT_FALSE(r.ok);
   EXPECT_EQ(r.errorKind, "memory");
   EXPECT_NE(r.error.find("FBMEM node0 GPU"), std::string::npos) << r.error;
-  // cannon at n = 60000 does not fit the framebuffers either, but its expert
-  // mapper lists ZCMEM after FBMEM, and the leaf instances it collects fit.
+  // cannon at n = 60000 does not fit the framebuffers either; without a
+  // fallback it fails naming the framebuffer. (A fallback that has room
+  // takes over: SimHand.OutOfMemoryNamesTheMemoryUnlessAFallbackIsListed.)
   auto big = Setup::shipped("cannon", "p100x4", 60000);
   Result noFallback = big->run(replaced(expertText("cannon"), "Region * * GPU FBMEM,ZCMEM;", "Region * * GPU FBMEM;"));
   ASSERT_FALSE(noFallback.ok);
