@@ -73,9 +73,8 @@ std::vector<std::string> AppModel::taskNames() const {
 
 namespace {
 
-// Names every expression may use besides the app's own: the machine's shape.
-const std::vector<std::string> kMachineNames = {"nodes", "cpus", "gpus", "omps", "ios", "pys", "procs"};
-// Processors per node of each kind, by the name expressions use.
+// Names every expression may use besides the app's own: "nodes" and the
+// processors per node of each kind.
 const std::vector<std::pair<std::string, ProcKind>> kKindCounts = {
     {"cpus", ProcKind::CPU}, {"gpus", ProcKind::GPU}, {"omps", ProcKind::OMP},
     {"ios", ProcKind::IO},   {"pys", ProcKind::PY},   {"procs", ProcKind::PROC}};
@@ -320,7 +319,9 @@ AppModel read(TableReader &top) {
 // not recurse, and every expression uses only names in scope where it is used.
 void checkNames(const AppModel &app) {
   const std::string &file = app.path;
-  std::vector<std::string> globals = kMachineNames;
+  std::vector<std::string> globals = {"nodes"};
+  for (const auto &[name, kind] : kKindCounts)
+    globals.push_back(name);
   globals.push_back(app.sizeName);
   auto checkExpr = [&](const Expr &e, const std::vector<std::string> &scope, int line, const std::string &what) {
     for (const auto &n : e.names())

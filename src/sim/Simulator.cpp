@@ -346,8 +346,6 @@ private:
     throw Failure{std::move(kind), std::move(message), std::move(detail)};
   }
 
-  const std::string &taskName(const PointTask &pt) const { return app_.tasks[static_cast<size_t>(pt.task)].name; }
-
   ProcKind kindFor(const PointTask &pt);
   int place(size_t index, ProcKind kind);
   int chooseMemory(const PointTask &pt, const Access &a, int proc, double mapped, ProcKind kind);
@@ -414,7 +412,6 @@ private:
   std::map<std::pair<int, int>, int> roundRobin_;               // (kind, node) -> next processor
   std::map<int, int> setRoundRobin_;                            // task -> next of a '*' placement
   std::vector<TaskAgg> agg_;
-  std::vector<bool> timedFlags_;
   double barrier_ = -1; // when the timed part starts
   double flushEnd_ = 0; // when the reductions outstanding at the end of the timed part are applied
   int copies_ = 0;
@@ -632,8 +629,9 @@ int Sim::chooseMemory(const PointTask &pt, const Access &a, int proc, double map
     fail("memory",
          fmt::format("Out of memory: failed to allocate {} for {} in {} ({} of {} in use)", bytesText(a.instanceBytes),
                      where(), mem.name, bytesText(usage(full, mapped)), bytesText(mem.spec->capacity)),
-         wanted.size() > 1 ? "every memory the Region statement lists is full"
-                           : "the Region statement lists no fallback memory");
+         line == 0              ? "no Region statement applies; Legion's default memory has no fallback"
+         : wanted.size() > 1    ? "every memory the Region statement lists is full"
+                                : fmt::format("the Region statement at policy line {} lists no fallback memory", line));
   }
   fail("memory",
        fmt::format("No memory of kind {} has affinity to {} (needed for {})", fmt::join(unreachable, " or "),
