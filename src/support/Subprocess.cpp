@@ -1,0 +1,149 @@
+#include "support/Subprocess.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace hone::support {
+
+std::string SubprocessResult::describe() const {
+  if (!started)
+    return "could not start: " + error;
+  if (timedOut)
+    return fmt::format("timed out after {:.1f} s", seconds);
+  if (signal != 0)
+    return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+  return fmt::format("exit {}", exitCode);
+}
+
+namespace {
+
+[[noreturn]] void childFail(int fd, const char *what) {
+  // Only async-signal-safe calls after fork: report through the pipe.
+  const char *reason = strerror(errno);
+  (void)!write(fd, what, strlen(what));
+  (void)!write(fd, ": ", 2);
+  (void)!write(fd, reason, strlen(reason));
+  _exit(127);
+}
+
+} // namespace
+
+SubprocessResult runSubprocess(const SubprocessOptions &options) {
+  SubprocessResult result;
+  if (options.argv.empty()) {
+    result.error = "empty command";
+    return result;
+  }
+  std::vector<char *> argv;
+  for (const auto &a : options.argv)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+
+  int out[2];
+  int status[2]; // closes on exec: a message on it means exec failed
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0) {
+    result.error = fmt::format("pipe: {}", strerror(errno));
+    return result;
+  }
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid < 0) {
+    result.error = fmt::format("fork: {}", strerror(errno));
+    for (int fd : {out[0], out[1], status[0], status[1]})
+      close(fd);
+    return result;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    if (options.memoryLimitBytes > 0) {
+      rlimit limit{options.memoryLimitBytes, options.memoryLimitBytes};
+      if (setrlimit(RLIMIT_AS, &limit) != 0)
+        childFail(status[1], "setrlimit");
+    }
+    if (!options.workdir.empty() && chdir(options.workdir.c_str()) != 0)
+      childFail(status[1], "chdir");
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+      dup2(devnull, STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    execvp(argv[0], argv.data());
+    childFail(status[1], "exec");
+  }
+  setpgid(pid, pid); // also in the parent: no race with the kill below
+  close(out[1]);
+  close(status[1]);
+
+  std::string startError;
+  char buffer[4096];
+  for (ssize_t n; (n = read(status[0], buffer, sizeof buffer)) > 0;)
+    startError.append(buffer, static_cast<size_t>(n));
+  close(status[0]);
+
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto keep = [&](const char *data, size_t n) {
+    result.output.append(data, n);
+    if (result.output.size() > 2 * options.outputLimitBytes) {
+      result.output.erase(0, result.output.size() - options.outputLimitBytes);
+      result.outputTruncated = true;
+    }
+  };
+  // Read until the command exits or the time is up, checking both every 50 ms.
+  pollfd pfd{out[0], POLLIN, 0};
+  int wstatus = 0;
+  bool exited = false, eof = false;
+  while (!exited) {
+    if (options.timeoutS > 0 && elapsed() >= options.timeoutS) {
+      result.timedOut = true;
+      break;
+    }
+    if (!eof && poll(&pfd, 1, 50) > 0) {
+      ssize_t n = read(out[0], buffer, sizeof buffer);
+      if (n > 0)
+        keep(buffer, static_cast<size_t>(n));
+      else if (n == 0)
+        eof = true;
+    } else if (eof) {
+      usleep(5000);
+    }
+    pid_t done = waitpid(pid, &wstatus, WNOHANG);
+    exited = done == pid;
+  }
+  // The whole group goes: at the time limit, and any children the command left running.
+  kill(-pid, SIGKILL);
+  if (!exited)
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+  // What is still in the pipe; non-blocking, in case something outside the
+  // group (a daemon the command started) still holds the other end.
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  for (ssize_t n; !eof && (n = read(out[0], buffer, sizeof buffer)) > 0;)
+    keep(buffer, static_cast<size_t>(n));
+  close(out[0]);
+  result.seconds = elapsed();
+  if (result.output.size() > options.outputLimitBytes) {
+    result.output.erase(0, result.output.size() - options.outputLimitBytes);
+    result.outputTruncated = true;
+  }
+  if (!startError.empty()) {
+    result.error = startError;
+    return result; // started stays false
+  }
+  result.started = true;
+  if (WIFEXITED(wstatus))
+    result.exitCode = WEXITSTATUS(wstatus);
+  else if (WIFSIGNALED(wstatus))
+    result.signal = WTERMSIG(wstatus);
+  return result;
+}
+
+} // namespace hone::support

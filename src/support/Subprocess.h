@@ -1,0 +1,36 @@
+// Running an external command the way an evaluator must: in its own process
+// group, with a time limit (the whole group is killed, children included)
+// and an address-space limit, its output captured (bounded).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace hone::support {
+
+struct SubprocessOptions {
+  std::vector<std::string> argv; // argv[0] is looked up on PATH
+  std::string workdir;           // empty: the current directory
+  double timeoutS = 0;           // 0: no limit
+  size_t memoryLimitBytes = 0;   // RLIMIT_AS of the child; 0: no limit
+  size_t outputLimitBytes = 1 << 20; // keep at most this much of stdout+stderr (the end)
+};
+
+struct SubprocessResult {
+  bool started = false;   // false: could not start (see error)
+  int exitCode = -1;      // when it exited normally
+  int signal = 0;         // when a signal ended it
+  bool timedOut = false;  // killed at the time limit
+  std::string output;     // stdout and stderr, interleaved as written
+  bool outputTruncated = false;
+  double seconds = 0;
+  std::string error;
+  bool ok() const { return started && !timedOut && signal == 0 && exitCode == 0; }
+  /// "exit 2", "killed by signal 9", "timed out after 3.0 s", "could not start: ...".
+  std::string describe() const;
+};
+
+SubprocessResult runSubprocess(const SubprocessOptions &options);
+
+} // namespace hone::support

@@ -1,0 +1,98 @@
+// Subprocesses: output, exit codes, the time limit killing the whole process
+// group, the memory limit, and commands that cannot start.
+#include "support/Subprocess.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace hone::support {
+namespace {
+
+SubprocessOptions cmd(std::vector<std::string> argv, double timeoutS = 0, size_t memory = 0, std::string workdir = {}) {
+  SubprocessOptions o;
+  o.argv = std::move(argv);
+  o.timeoutS = timeoutS;
+  o.memoryLimitBytes = memory;
+  o.workdir = std::move(workdir);
+  return o;
+}
+
+TEST(Subprocess, CapturesOutputAndExitCode) {
+  auto r = runSubprocess(cmd({"sh", "-c", "echo out; echo err >&2; exit 3"}));
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.exitCode, 3);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.output.find("out\n"), std::string::npos);
+  EXPECT_NE(r.output.find("err\n"), std::string::npos);
+  EXPECT_EQ(r.describe(), "exit 3");
+  EXPECT_TRUE(runSubprocess(cmd({"true"})).ok());
+}
+
+TEST(Subprocess, TimeLimitKillsTheWholeGroup) {
+  std::string pidFile = std::filesystem::temp_directory_path() / ("hone-subprocess-" + std::to_string(getpid()));
+  auto r = runSubprocess(cmd({"sh", "-c", "sleep 30 & echo $! > " + pidFile + "; sleep 30"}, 0.5));
+  EXPECT_TRUE(r.timedOut);
+  EXPECT_LT(r.seconds, 10);
+  EXPECT_NE(r.describe().find("timed out"), std::string::npos);
+  std::ifstream in(pidFile);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  std::filesystem::remove(pidFile);
+  ASSERT_GT(grandchild, 0);
+  // The background sleep was in the group: it is gone (or a zombie about to be reaped by init).
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, comm, state;
+    gone = !(stat >> pid >> comm >> state) || state == "Z";
+    if (!gone)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(gone);
+}
+
+TEST(Subprocess, LeftoverChildrenDoNotHoldTheCaller) {
+  // The command exits at once but leaves a child holding the output pipe.
+  auto r = runSubprocess(cmd({"sh", "-c", "sleep 30 & echo done"}, 20));
+  EXPECT_TRUE(r.ok()) << r.describe();
+  EXPECT_LT(r.seconds, 10);
+  EXPECT_NE(r.output.find("done"), std::string::npos);
+}
+
+TEST(Subprocess, MemoryLimitApplies) {
+  // 50 MB of address space cannot hold a 200 MB shell variable; 2 MB fits.
+  auto fill = [](const char *bytes) {
+    return cmd({"sh", "-c", std::string("x=$(head -c ") + bytes + " /dev/zero | tr '\\0' a); echo ${#x}"}, 20,
+               50u << 20);
+  };
+  auto big = runSubprocess(fill("200000000"));
+  ASSERT_TRUE(big.started) << big.error;
+  EXPECT_FALSE(big.ok()) << big.output;
+  auto small = runSubprocess(fill("2000000"));
+  EXPECT_TRUE(small.ok()) << small.describe() << small.output;
+  EXPECT_NE(small.output.find("2000000"), std::string::npos);
+}
+
+TEST(Subprocess, MissingCommandDoesNotStart) {
+  auto r = runSubprocess(cmd({"hone-no-such-command"}));
+  EXPECT_FALSE(r.started);
+  EXPECT_NE(r.error.find("exec"), std::string::npos) << r.error;
+  EXPECT_NE(r.describe().find("could not start"), std::string::npos);
+  EXPECT_FALSE(runSubprocess(cmd({"true"}, 0, 0, "/no/such/dir")).started);
+}
+
+TEST(Subprocess, OutputIsBounded) {
+  SubprocessOptions o = cmd({"sh", "-c", "yes 0123456789 | head -c 100000"});
+  o.outputLimitBytes = 1000;
+  auto r = runSubprocess(o);
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.outputTruncated);
+  EXPECT_EQ(r.output.size(), 1000u);
+}
+
+} // namespace
+} // namespace hone::support
