@@ -1,0 +1,256 @@
+#include "store/Store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <array>
+
+namespace hone::store {
+
+using support::Error;
+using support::Expected;
+
+namespace {
+
+// Each entry migrates from version i to i + 1. Append; never edit a shipped one.
+const std::array<const char *, 1> kMigrations = {
+    R"(CREATE TABLE runs (
+         id INTEGER PRIMARY KEY AUTOINCREMENT,
+         created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+         app TEXT NOT NULL, machine TEXT NOT NULL, agent TEXT NOT NULL,
+         status TEXT NOT NULL, seed INTEGER NOT NULL, config TEXT NOT NULL);
+       CREATE TABLE candidates (
+         id INTEGER PRIMARY KEY AUTOINCREMENT,
+         run_id INTEGER NOT NULL REFERENCES runs(id),
+         hash TEXT NOT NULL, parent TEXT NOT NULL, rationale TEXT NOT NULL, artifact TEXT NOT NULL,
+         UNIQUE (run_id, hash));
+       CREATE TABLE evaluations (
+         id INTEGER PRIMARY KEY AUTOINCREMENT,
+         run_id INTEGER NOT NULL REFERENCES runs(id),
+         candidate_id INTEGER NOT NULL REFERENCES candidates(id),
+         sequence INTEGER NOT NULL,
+         status TEXT NOT NULL, score REAL NOT NULL, metrics TEXT NOT NULL, error TEXT NOT NULL,
+         raw_output TEXT NOT NULL, profile TEXT NOT NULL, seconds REAL NOT NULL,
+         UNIQUE (run_id, sequence));
+       CREATE TABLE feedback (
+         evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),
+         content TEXT NOT NULL);)",
+};
+
+class Statement {
+public:
+  Statement(sqlite3 *db, const char *sql) { ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK; }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement &) = delete;
+  Statement &operator=(const Statement &) = delete;
+  bool ok() const { return ok_; }
+  Statement &bind(int i, const std::string &v) {
+    sqlite3_bind_text(stmt_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Statement &bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Statement &bind(int i, double v) {
+    sqlite3_bind_double(stmt_, i, v);
+    return *this;
+  }
+  int step() { return sqlite3_step(stmt_); }
+  std::string text(int col) const {
+    auto p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char *>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+
+private:
+  sqlite3_stmt *stmt_ = nullptr;
+  bool ok_ = false;
+};
+
+nlohmann::json parseJson(const std::string &text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_discarded() ? nlohmann::json() : j;
+}
+
+std::string excerpt(const std::string &raw) {
+  return raw.size() <= kRawOutputLimit ? raw : raw.substr(raw.size() - kRawOutputLimit);
+}
+
+RunInfo readRun(const Statement &s) {
+  RunInfo r;
+  r.id = s.integer(0);
+  r.createdAt = s.text(1);
+  r.app = s.text(2);
+  r.machine = s.text(3);
+  r.agent = s.text(4);
+  r.status = s.text(5);
+  r.seed = static_cast<uint64_t>(s.integer(6));
+  r.config = parseJson(s.text(7));
+  return r;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<Store>> Store::open(const std::string &path) {
+  sqlite3 *db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Error{fmt::format("{}: cannot open the store: {}", path, message)};
+  }
+  sqlite3_busy_timeout(db, 5000);
+  std::unique_ptr<Store> store(new Store(db));
+  for (const char *pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA foreign_keys=ON;"})
+    if (auto r = store->exec(pragma); !r)
+      return Error{fmt::format("{}: {}", path, r.error().message)};
+  if (auto m = store->migrate(); !m)
+    return Error{fmt::format("{}: {}", path, m.error().message)};
+  return store;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+int Store::schemaVersion() const { return version_; }
+int Store::latestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+Expected<bool> Store::exec(const std::string &sql) {
+  char *message = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    return Error{text};
+  }
+  return true;
+}
+
+Expected<bool> Store::migrate() {
+  {
+    Statement s(db_, "PRAGMA user_version;");
+    if (s.ok() && s.step() == SQLITE_ROW)
+      version_ = static_cast<int>(s.integer(0));
+  }
+  if (version_ > latestSchemaVersion())
+    return Error{fmt::format("the store has schema version {}, newer than this hone knows ({}); use a newer hone",
+                             version_, latestSchemaVersion())};
+  while (version_ < latestSchemaVersion()) {
+    std::string sql = fmt::format("BEGIN IMMEDIATE; {} PRAGMA user_version = {}; COMMIT;",
+                                  kMigrations[static_cast<size_t>(version_)], version_ + 1);
+    if (auto r = exec(sql); !r) {
+      (void)exec("ROLLBACK;");
+      return Error{fmt::format("migrating the store to schema version {}: {}", version_ + 1, r.error().message)};
+    }
+    ++version_;
+  }
+  return true;
+}
+
+Expected<int64_t> Store::createRun(const RunInfo &run) {
+  Statement s(db_, "INSERT INTO runs (app, machine, agent, status, seed, config) VALUES (?, ?, ?, ?, ?, ?);");
+  s.bind(1, run.app).bind(2, run.machine).bind(3, run.agent).bind(4, run.status);
+  s.bind(5, static_cast<int64_t>(run.seed)).bind(6, run.config.dump());
+  if (s.step() != SQLITE_DONE)
+    return Error{fmt::format("cannot create a run: {}", sqlite3_errmsg(db_))};
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+Expected<bool> Store::setRunStatus(int64_t run, const std::string &status) {
+  Statement s(db_, "UPDATE runs SET status = ? WHERE id = ?;");
+  s.bind(1, status).bind(2, run);
+  if (s.step() != SQLITE_DONE)
+    return Error{fmt::format("cannot update run {}: {}", run, sqlite3_errmsg(db_))};
+  if (sqlite3_changes(db_) == 0)
+    return Error{fmt::format("no run {}", run)};
+  return true;
+}
+
+std::vector<RunInfo> Store::runs() {
+  std::vector<RunInfo> out;
+  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config FROM runs ORDER BY id;");
+  while (s.step() == SQLITE_ROW)
+    out.push_back(readRun(s));
+  return out;
+}
+
+std::optional<RunInfo> Store::run(int64_t id) {
+  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config FROM runs WHERE id = ?;");
+  s.bind(1, id);
+  if (s.step() != SQLITE_ROW)
+    return std::nullopt;
+  return readRun(s);
+}
+
+Expected<bool> Store::recordStep(int64_t run, const StepRecord &step) {
+  if (auto r = exec("BEGIN IMMEDIATE;"); !r)
+    return r;
+  auto fail = [&](const std::string &what) -> Expected<bool> {
+    std::string message = fmt::format("recording step {} of run {}: {}: {}", step.sequence, run, what,
+                                      sqlite3_errmsg(db_));
+    (void)exec("ROLLBACK;");
+    return Error{message};
+  };
+  {
+    Statement s(db_, "INSERT OR IGNORE INTO candidates (run_id, hash, parent, rationale, artifact) "
+                     "VALUES (?, ?, ?, ?, ?);");
+    s.bind(1, run).bind(2, step.hash).bind(3, step.parent).bind(4, step.rationale).bind(5, step.artifact);
+    if (s.step() != SQLITE_DONE)
+      return fail("candidate");
+  }
+  int64_t candidate = 0;
+  {
+    Statement s(db_, "SELECT id FROM candidates WHERE run_id = ? AND hash = ?;");
+    s.bind(1, run).bind(2, step.hash);
+    if (s.step() != SQLITE_ROW)
+      return fail("candidate lookup");
+    candidate = s.integer(0);
+  }
+  {
+    Statement s(db_, "INSERT INTO evaluations (run_id, candidate_id, sequence, status, score, metrics, error, "
+                     "raw_output, profile, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
+    s.bind(1, run).bind(2, candidate).bind(3, step.sequence).bind(4, step.status).bind(5, step.score);
+    s.bind(6, step.metrics.dump()).bind(7, step.error).bind(8, excerpt(step.rawOutput)).bind(9, step.profile.dump());
+    s.bind(10, step.seconds);
+    if (s.step() != SQLITE_DONE)
+      return fail("evaluation");
+  }
+  {
+    Statement s(db_, "INSERT INTO feedback (evaluation_id, content) VALUES (?, ?);");
+    s.bind(1, static_cast<int64_t>(sqlite3_last_insert_rowid(db_))).bind(2, step.feedback.dump());
+    if (s.step() != SQLITE_DONE)
+      return fail("feedback");
+  }
+  if (auto r = exec("COMMIT;"); !r)
+    return fail("commit");
+  return true;
+}
+
+std::vector<StepRecord> Store::steps(int64_t run) {
+  std::vector<StepRecord> out;
+  Statement s(db_, "SELECT e.sequence, c.artifact, c.hash, c.parent, c.rationale, e.status, e.score, e.metrics, "
+                   "e.error, e.raw_output, e.profile, e.seconds, f.content FROM evaluations e "
+                   "JOIN candidates c ON c.id = e.candidate_id LEFT JOIN feedback f ON f.evaluation_id = e.id "
+                   "WHERE e.run_id = ? ORDER BY e.sequence;");
+  s.bind(1, run);
+  while (s.step() == SQLITE_ROW) {
+    StepRecord r;
+    r.sequence = s.integer(0);
+    r.artifact = s.text(1);
+    r.hash = s.text(2);
+    r.parent = s.text(3);
+    r.rationale = s.text(4);
+    r.status = s.text(5);
+    r.score = s.real(6);
+    r.metrics = parseJson(s.text(7));
+    r.error = s.text(8);
+    r.rawOutput = s.text(9);
+    r.profile = parseJson(s.text(10));
+    r.seconds = s.real(11);
+    r.feedback = parseJson(s.text(12));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+} // namespace hone::store

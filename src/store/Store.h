@@ -1,0 +1,76 @@
+// The experiment store: SQLite in WAL mode, one transaction per recorded
+// evaluation, a schema version with migrations. Holds runs (configuration,
+// seed, app, machine, agent, status), candidates (text, hash, parent,
+// rationale), evaluations (status, score, metrics, raw output excerpt,
+// duration) and feedback. Knows nothing of mappers.
+#pragma once
+
+#include "support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace hone::store {
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string createdAt; // UTC, ISO 8601
+  std::string app, machine, agent;
+  std::string status = "running"; // running, finished, failed
+  uint64_t seed = 0;
+  nlohmann::json config = nlohmann::json::object();
+};
+
+/// One evaluated step of a run, as stored.
+struct StepRecord {
+  int64_t sequence = 0; // 0-based order within the run
+  std::string artifact, hash, parent, rationale;
+  std::string status; // engine::toString(EvalStatus)
+  double score = 0;
+  nlohmann::json metrics = nlohmann::json::object();
+  std::string error;
+  std::string rawOutput; // an excerpt: the last kRawOutputLimit bytes
+  nlohmann::json profile;
+  double seconds = 0;
+  nlohmann::json feedback;
+};
+
+inline constexpr size_t kRawOutputLimit = 64 * 1024;
+
+class Store {
+public:
+  /// Opens (creating if needed) and migrates the database at `path`.
+  static support::Expected<std::unique_ptr<Store>> open(const std::string &path);
+  ~Store();
+  Store(const Store &) = delete;
+  Store &operator=(const Store &) = delete;
+
+  int schemaVersion() const;
+  static int latestSchemaVersion();
+
+  support::Expected<int64_t> createRun(const RunInfo &run);
+  support::Expected<bool> setRunStatus(int64_t run, const std::string &status);
+  std::vector<RunInfo> runs();
+  std::optional<RunInfo> run(int64_t id);
+
+  /// Records one step (its candidate, evaluation and feedback) in one transaction.
+  support::Expected<bool> recordStep(int64_t run, const StepRecord &step);
+  /// The steps of a run in order.
+  std::vector<StepRecord> steps(int64_t run);
+
+private:
+  explicit Store(sqlite3 *db) : db_(db) {}
+  support::Expected<bool> exec(const std::string &sql);
+  support::Expected<bool> migrate();
+  sqlite3 *db_;
+  int version_ = 0;
+};
+
+} // namespace hone::store

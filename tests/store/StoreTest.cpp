@@ -1,0 +1,160 @@
+// The experiment store: schema and migrations, runs, steps in one
+// transaction each, and a writer killed with SIGKILL losing nothing it committed.
+#include "store/Store.h"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace hone::store {
+namespace {
+
+struct TempDb {
+  std::string path = std::filesystem::temp_directory_path() /
+                     ("hone-store-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db");
+  ~TempDb() {
+    for (const char *suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+  }
+  static inline int counter = 0;
+};
+
+std::unique_ptr<Store> openOk(const std::string &path) {
+  auto s = Store::open(path);
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  return std::move(s).value();
+}
+
+StepRecord step(int64_t sequence, const std::string &artifact) {
+  StepRecord s;
+  s.sequence = sequence;
+  s.artifact = artifact;
+  s.hash = "h" + artifact;
+  s.rationale = "because";
+  s.status = "ok";
+  s.score = static_cast<double>(sequence);
+  s.metrics = {{"time_s", 1.5}};
+  s.feedback = {{"explanation", "fine"}};
+  return s;
+}
+
+TEST(Store, CreatesTheSchemaInWalModeAndReopens) {
+  TempDb db;
+  {
+    auto s = Store::open(db.path);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    EXPECT_EQ((*s)->schemaVersion(), Store::latestSchemaVersion());
+  }
+  sqlite3 *raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt *st = nullptr;
+  sqlite3_prepare_v2(raw, "PRAGMA journal_mode;", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  // A store written by a newer hone is refused, untouched.
+  sqlite3_exec(raw, "PRAGMA user_version = 99;", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto newer = Store::open(db.path);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().message.find("schema version 99"), std::string::npos) << newer.error().message;
+}
+
+TEST(Store, UnopenablePathIsAnError) {
+  auto s = Store::open("/no/such/folder/hone.db");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("/no/such/folder/hone.db"), std::string::npos);
+}
+
+TEST(Store, RunsAndStepsRoundTrip) {
+  TempDb db;
+  auto s = openOk(db.path);
+  RunInfo info;
+  info.app = "circuit";
+  info.machine = "p100x4";
+  info.agent = "guided";
+  info.seed = 7;
+  info.config = {{"iterations", 10}};
+  int64_t id = *s->createRun(info);
+  int64_t other = *s->createRun(info);
+  EXPECT_NE(id, other);
+  ASSERT_TRUE(s->recordStep(id, step(0, "a")).ok());
+  StepRecord failed = step(1, "b");
+  failed.status = "run_failed";
+  failed.error = "Slice processor index out of bound";
+  failed.rawOutput = std::string(kRawOutputLimit + 100, 'x') + "END";
+  ASSERT_TRUE(s->recordStep(id, failed).ok());
+  ASSERT_TRUE(s->recordStep(id, step(2, "a")).ok()); // the same candidate again: one candidate row
+  auto steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].artifact, "a");
+  EXPECT_EQ(steps[0].metrics["time_s"], 1.5);
+  EXPECT_EQ(steps[0].feedback["explanation"], "fine");
+  EXPECT_EQ(steps[1].error, "Slice processor index out of bound");
+  EXPECT_EQ(steps[1].rawOutput.size(), kRawOutputLimit);
+  EXPECT_EQ(steps[1].rawOutput.substr(kRawOutputLimit - 3), "END");
+  EXPECT_EQ(steps[2].hash, "ha");
+  EXPECT_TRUE(s->steps(other).empty());
+  ASSERT_TRUE(s->setRunStatus(id, "finished").ok());
+  EXPECT_FALSE(s->setRunStatus(12345, "finished").ok());
+  auto runs = s->runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(runs[0].seed, 7u);
+  EXPECT_EQ(runs[0].config["iterations"], 10);
+  EXPECT_FALSE(runs[0].createdAt.empty());
+  EXPECT_FALSE(s->run(999).has_value());
+}
+
+TEST(Store, AFailedRecordLeavesNothingBehind) {
+  TempDb db;
+  auto s = openOk(db.path);
+  int64_t id = *s->createRun({});
+  ASSERT_TRUE(s->recordStep(id, step(0, "a")).ok());
+  auto dup = s->recordStep(id, step(0, "new")); // sequence 0 again
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.error().message.find("step 0 of run"), std::string::npos);
+  auto steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 1u);
+  ASSERT_TRUE(s->recordStep(id, step(1, "b")).ok()) << "the store stays usable";
+}
+
+TEST(Store, KillMinus9LosesNothingCommitted) {
+  TempDb db;
+  int64_t id = 0;
+  {
+    auto s = openOk(db.path);
+    id = *s->createRun({});
+  }
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto s = Store::open(db.path);
+    for (int64_t i = 0;; ++i)
+      if (!(*s)->recordStep(id, step(i, "candidate " + std::to_string(i))).ok())
+        _exit(1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto s = Store::open(db.path);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  auto steps = (*s)->steps(id);
+  ASSERT_GT(steps.size(), 0u);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].sequence, static_cast<int64_t>(i)) << "a gap or a partial step";
+    EXPECT_EQ(steps[i].feedback["explanation"], "fine") << "a step without its feedback";
+  }
+  // And the run continues where it stopped.
+  EXPECT_TRUE((*s)->recordStep(id, step(static_cast<int64_t>(steps.size()), "next")).ok());
+}
+
+} // namespace
+} // namespace hone::store
