@@ -1,6 +1,6 @@
 #include "model/App.h"
 
-#include "model/TomlReader.h"
+#include "model/ModelToml.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 
 namespace hone::model {
 
-using detail::LoadError;
+using detail::TomlError;
 using detail::TableReader;
 using support::Error;
 using support::Expected;
@@ -80,7 +80,7 @@ const std::vector<std::pair<std::string, ProcKind>> kKindCounts = {
     {"ios", ProcKind::IO},   {"pys", ProcKind::PY},   {"procs", ProcKind::PROC}};
 
 [[noreturn]] void failLine(const std::string &file, int line, const std::string &message) {
-  throw LoadError(fmt::format("{}:{}: {}", file, line, message), line, 0);
+  throw TomlError(fmt::format("{}:{}: {}", file, line, message), line, 0);
 }
 
 std::string didYouMean(const std::string &word, const std::vector<std::string> &candidates) {
@@ -92,7 +92,7 @@ Launch readLaunch(TableReader &r) {
   Launch l;
   l.line = r.line();
   l.task = r.string("task");
-  l.domain = r.exprs("domain", false);
+  l.domain = detail::exprs(r, "domain", false);
   l.point = r.strings("point", false);
   if (!l.point.empty() && l.point.size() != l.domain.size())
     r.failAt("point", fmt::format("names {} coordinates but the domain has {} dimensions", l.point.size(),
@@ -100,7 +100,7 @@ Launch readLaunch(TableReader &r) {
   if (l.point.empty())
     for (size_t i = 0; i < l.domain.size(); ++i)
       l.point.push_back(fmt::format("p{}", i));
-  auto repeat = r.exprTable("repeat");
+  auto repeat = detail::exprTable(r, "repeat");
   if (repeat.size() > 1)
     r.failAt("repeat", "repeats over one variable, e.g. repeat = { k = \"gx\" }");
   if (!repeat.empty())
@@ -123,7 +123,7 @@ AppModel read(TableReader &top) {
   app.name = top.string("name");
   app.description = top.string("description", "");
   app.topTask = top.string("top_task", "main");
-  app.iterations = top.expr("iterations", "1");
+  app.iterations = detail::expr(top, "iterations", "1");
 
   TableReader metric = top.table("metric");
   std::string kind = metric.string("kind");
@@ -131,7 +131,7 @@ AppModel read(TableReader &top) {
     metric.failAt("kind", "must be \"time\" (throughput = iterations per second) or \"gflops\"");
   app.gflopsMetric = kind == "gflops";
   if (app.gflopsMetric)
-    app.flops = metric.expr("flops");
+    app.flops = detail::expr(metric, "flops");
   metric.finish();
 
   TableReader size = top.table("size");
@@ -142,7 +142,7 @@ AppModel read(TableReader &top) {
   app.sizeDoc = size.string("doc", "");
   size.finish();
 
-  app.params = top.exprTable("params");
+  app.params = detail::exprTable(top, "params");
 
   for (TableReader &r : top.tables("region")) {
     Region region;
@@ -160,7 +160,7 @@ AppModel read(TableReader &top) {
     if (region.fields.empty())
       r.failAt("fields", "a region needs at least one field (fields = { name = bytes })");
     if (r.has("elements"))
-      region.elements = r.expr("elements");
+      region.elements = detail::expr(r, "elements");
     r.finish();
     if (app.region(region.name))
       failLine(top.file(), region.line, fmt::format("region '{}' is defined twice", region.name));
@@ -174,13 +174,13 @@ AppModel read(TableReader &top) {
     p.region = r.string("region");
     p.covers = r.string("covers", "");
     if (p.covers.empty()) {
-      p.pieces = r.exprs("pieces");
-      p.elements = r.expr("elements");
+      p.pieces = detail::exprs(r, "pieces");
+      p.elements = detail::expr(r, "elements");
       if (p.pieces.empty() || p.pieces.size() > 3)
         r.failAt("pieces", "a piece grid has 1, 2 or 3 dimensions");
     } else {
       p.neighbors = r.intLists("neighbors");
-      p.fraction = r.expr("fraction");
+      p.fraction = detail::expr(r, "fraction");
       p.wrap = r.boolean("wrap", true);
     }
     r.finish();
@@ -223,7 +223,7 @@ AppModel read(TableReader &top) {
     }
     if (t.variants.empty())
       r.failAt("variants", "a task needs at least one variant");
-    t.flops = r.expr("flops", "0");
+    t.flops = detail::expr(r, "flops", "0");
     for (const auto &[k, value] : r.numberTable("efficiency")) {
       auto kind = support::parseProcKind(k);
       if (!kind)
@@ -236,12 +236,12 @@ AppModel read(TableReader &top) {
       Arg arg;
       arg.line = a.line();
       arg.region = a.string("region");
-      arg.piece = a.exprs("piece", false);
-      arg.over = a.exprTable("over");
+      arg.piece = detail::exprs(a, "piece", false);
+      arg.over = detail::exprTable(a, "over");
       arg.privilege = readPrivilege(a);
       arg.fields = a.strings("fields", false);
       if (a.has("traffic"))
-        arg.traffic = a.expr("traffic");
+        arg.traffic = detail::expr(a, "traffic");
       a.finish();
       const Region *region = app.region(arg.region);
       const Partition *part = app.partition(arg.region);
@@ -402,7 +402,7 @@ void checkNames(const AppModel &app) {
 } // namespace
 
 Expected<AppModel> parseApp(const std::string &path, const std::string &text) {
-  return detail::parseModel<AppModel>(path, text, [&](TableReader &top) {
+  return support::parseTomlDocument<AppModel>(path, text, [&](TableReader &top) {
     AppModel app = read(top);
     app.path = path; // checkNames reports against it
     checkNames(app);
@@ -411,7 +411,7 @@ Expected<AppModel> parseApp(const std::string &path, const std::string &text) {
 }
 
 Expected<AppModel> loadApp(const std::string &path) {
-  auto text = detail::readModelFile(path);
+  auto text = support::readTomlFile(path);
   if (!text)
     return text.error();
   return parseApp(path, *text);
@@ -714,7 +714,7 @@ Expected<Program> instantiate(const AppModel &app, const MachineModel &machine, 
     return Error{fmt::format("size must be greater than 0 (got {})", s)};
   try {
     return Instantiator(app, machine, maxTasks).run(s);
-  } catch (const LoadError &e) {
+  } catch (const TomlError &e) {
     return Error{e.what(), e.line, e.column};
   }
 }

@@ -1,6 +1,6 @@
 #include "model/Machine.h"
 
-#include "model/TomlReader.h"
+#include "model/ModelToml.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 namespace hone::model {
 
-using detail::LoadError;
+using detail::TomlError;
 using detail::TableReader;
 using support::Error;
 using support::Expected;
@@ -210,11 +210,15 @@ MachineModel read(TableReader &top) {
 } // namespace
 
 Expected<MachineModel> parseMachine(const std::string &path, const std::string &text) {
-  return detail::parseModel<MachineModel>(path, text, read);
+  return support::parseTomlDocument<MachineModel>(path, text, [&](TableReader &top) {
+    MachineModel m = read(top);
+    m.path = path;
+    return m;
+  });
 }
 
 Expected<MachineModel> loadMachine(const std::string &path) {
-  auto text = detail::readModelFile(path);
+  auto text = support::readTomlFile(path);
   if (!text)
     return text.error();
   return parseMachine(path, *text);

@@ -1,4 +1,4 @@
-#include "model/TomlReader.h"
+#include "support/TomlReader.h"
 
 #include "support/FileUtil.h"
 #include "support/StringUtil.h"
@@ -7,12 +7,12 @@
 
 #include <algorithm>
 
-namespace hone::model::detail {
+namespace hone::support {
 
 void fail(const std::string &file, const toml::source_region &where, const std::string &message) {
   int line = static_cast<int>(where.begin.line);
   int column = static_cast<int>(where.begin.column);
-  throw LoadError(fmt::format("{}:{}:{}: {}", file, line, column, message), line, column);
+  throw TomlError(fmt::format("{}:{}:{}: {}", file, line, column, message), line, column);
 }
 
 void TableReader::failAt(const char *key, const std::string &message) const {
@@ -32,7 +32,7 @@ const toml::node &TableReader::node(const char *key) {
     // A misspelt key is likelier than a forgotten one: point at it.
     for (auto &&[k, v] : table_) {
       std::string present(k.str());
-      if (!used_.count(present) && support::editDistance(present, key) <= std::max<size_t>(1, present.size() / 3)) {
+      if (!used_.count(present) && editDistance(present, key) <= std::max<size_t>(1, present.size() / 3)) {
         std::string where = context_.empty() ? "" : context_ + ": ";
         fail(file_, k.source(), fmt::format("{}unknown key '{}'; did you mean '{}'?", where, present, key));
       }
@@ -77,35 +77,6 @@ bool TableReader::boolean(const char *key, bool fallback) {
   return n.as_boolean()->get();
 }
 
-Expr TableReader::exprOf(const toml::node &n, const char *key) const {
-  if (auto i = n.as_integer())
-    return Expr::constant(static_cast<double>(i->get()));
-  if (auto f = n.as_floating_point())
-    return Expr::constant(f->get());
-  if (!n.is_string())
-    fail(file_, n.source(), fmt::format("{}.{}: expected a number or an expression in a string", context_, key));
-  std::string text(*n.as_string());
-  auto e = Expr::parse(text);
-  if (!e) {
-    // Point into the string: the opening quote is at the node's column.
-    toml::source_region where = n.source();
-    where.begin.column += static_cast<toml::source_index>(e.error().column);
-    fail(file_, where, fmt::format("{}.{}: in expression \"{}\": {}", context_, key, text, e.error().message));
-  }
-  return *e;
-}
-
-Expr TableReader::expr(const char *key) { return exprOf(node(key), key); }
-
-Expr TableReader::expr(const char *key, const std::string &fallback) {
-  if (has(key))
-    return expr(key);
-  used_.insert(key);
-  auto e = Expr::parse(fallback);
-  HONE_CHECK(e.ok(), "bad built-in default expression");
-  return *e;
-}
-
 std::vector<std::string> TableReader::strings(const char *key, bool required) {
   if (!required && !has(key)) {
     used_.insert(key);
@@ -123,21 +94,6 @@ std::vector<std::string> TableReader::strings(const char *key, bool required) {
       fail(file_, item.source(), fmt::format("{}.{}: expected a string", context_, key));
     out.emplace_back(*item.as_string());
   }
-  return out;
-}
-
-std::vector<Expr> TableReader::exprs(const char *key, bool required) {
-  if (!required && !has(key)) {
-    used_.insert(key);
-    return {};
-  }
-  const toml::node &n = node(key);
-  const toml::array *a = n.as_array();
-  if (!a)
-    failAt(key, "expected an array of numbers or expressions");
-  std::vector<Expr> out;
-  for (const toml::node &item : *a)
-    out.push_back(exprOf(item, key));
   return out;
 }
 
@@ -183,13 +139,6 @@ std::vector<std::pair<std::string, const toml::node *>> TableReader::entries(con
   return items;
 }
 
-std::vector<std::pair<std::string, Expr>> TableReader::exprTable(const char *key) {
-  std::vector<std::pair<std::string, Expr>> out;
-  for (const auto &[name, v] : entries(key, "expression"))
-    out.emplace_back(name, exprOf(*v, key));
-  return out;
-}
-
 std::vector<std::pair<std::string, double>> TableReader::numberTable(const char *key) {
   std::vector<std::pair<std::string, double>> out;
   for (const auto &[name, v] : entries(key, "number")) {
@@ -231,6 +180,13 @@ TableReader TableReader::table(const char *key) {
   return TableReader(*t, file_, context_.empty() ? key : context_ + "." + key);
 }
 
+void TableReader::failNode(const toml::node &n, const std::string &what, const std::string &message,
+                           int column) const {
+  toml::source_region where = n.source();
+  where.begin.column += static_cast<toml::source_index>(column);
+  fail(file_, where, fmt::format("{}{}: {}", context_.empty() ? "" : context_ + ".", what, message));
+}
+
 void TableReader::finish() const {
   std::vector<std::string> known(used_.begin(), used_.end());
   for (auto &&[k, v] : table_) {
@@ -239,13 +195,13 @@ void TableReader::finish() const {
       continue;
     std::string message = context_.empty() ? fmt::format("unknown key '{}'", key)
                                            : fmt::format("{}: unknown key '{}'", context_, key);
-    if (auto near = support::closestMatch(key, known))
+    if (auto near = closestMatch(key, known))
       message += fmt::format("; did you mean '{}'?", *near);
     fail(file_, k.source(), message);
   }
 }
 
-toml::table parseFile(const std::string &path, const std::string &text) {
+toml::table parseTomlFile(const std::string &path, const std::string &text) {
   try {
     return toml::parse(text, path);
   } catch (const toml::parse_error &e) {
@@ -253,15 +209,15 @@ toml::table parseFile(const std::string &path, const std::string &text) {
   }
 }
 
-} // namespace hone::model::detail
+} // namespace hone::support
 
-namespace hone::model::detail {
+namespace hone::support {
 
-support::Expected<std::string> readModelFile(const std::string &path) {
-  auto text = support::readFile(path);
+Expected<std::string> readTomlFile(const std::string &path) {
+  auto text = readFile(path);
   if (!text)
-    return support::Error{fmt::format("{}: cannot read: {}", path, text.error().message)};
+    return Error{fmt::format("{}: cannot read: {}", path, text.error().message)};
   return text;
 }
 
-} // namespace hone::model::detail
+} // namespace hone::support
