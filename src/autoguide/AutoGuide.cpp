@@ -1,0 +1,188 @@
+#include "autoguide/AutoGuide.h"
+
+#include "support/TomlReader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace hone::autoguide {
+
+using support::Error;
+using support::Expected;
+using support::TableReader;
+
+std::optional<FeedbackLevel> parseFeedbackLevel(std::string_view text) {
+  if (text == "exec") return FeedbackLevel::Exec;
+  if (text == "exec+explain") return FeedbackLevel::ExecExplain;
+  if (text == "exec+explain+suggest") return FeedbackLevel::ExecExplainSuggest;
+  return std::nullopt;
+}
+
+std::string_view toString(FeedbackLevel level) {
+  switch (level) {
+  case FeedbackLevel::Exec: return "exec";
+  case FeedbackLevel::ExecExplain: return "exec+explain";
+  case FeedbackLevel::ExecExplainSuggest: return "exec+explain+suggest";
+  }
+  return "?";
+}
+
+Expected<std::vector<Rule>> AutoGuide::parseRules(const std::string &path, const std::string &text) {
+  return support::parseTomlDocument<std::vector<Rule>>(path, text, [&](TableReader &top) {
+    std::vector<Rule> rules;
+    for (TableReader &r : top.tables("rule")) {
+      Rule rule;
+      rule.source = fmt::format("{}:{}", path, r.line());
+      rule.id = r.string("id");
+      if (std::any_of(rules.begin(), rules.end(), [&](const Rule &o) { return o.id == rule.id; }))
+        r.failAt("id", fmt::format("rule id '{}' is used twice", rule.id));
+      rule.domain = r.string("domain", "*");
+      rule.severity = r.string("severity", "info");
+      if (rule.severity != "error" && rule.severity != "warning" && rule.severity != "info")
+        r.failAt("severity", "must be \"error\", \"warning\" or \"info\"");
+      std::string match = r.string("match", "substring");
+      rule.pattern = r.string("pattern");
+      if (rule.pattern.empty())
+        r.failAt("pattern", "must not be empty");
+      if (match == "substring") {
+        rule.match = MatchKind::Substring;
+      } else if (match == "regex") {
+        rule.match = MatchKind::Regex;
+        try {
+          rule.regex = std::regex(rule.pattern, std::regex::ECMAScript);
+        } catch (const std::regex_error &e) {
+          r.failAt("pattern", fmt::format("not a valid regular expression: {}", e.what()));
+        }
+      } else if (match == "bottleneck") {
+        rule.match = MatchKind::Bottleneck;
+      } else {
+        r.failAt("match", "must be \"substring\", \"regex\" or \"bottleneck\"");
+      }
+      rule.explanation = r.string("explanation", "");
+      rule.suggestion = r.string("suggestion", "");
+      r.finish(); // a misspelt key first: it explains a missing one
+      if (rule.explanation.empty() && rule.suggestion.empty())
+        r.failHere("a rule needs an explanation or a suggestion");
+      rules.push_back(std::move(rule));
+    }
+    top.finish();
+    return rules;
+  });
+}
+
+Expected<std::vector<Rule>> AutoGuide::loadRules(const std::string &path) {
+  auto text = support::readTomlFile(path);
+  if (!text)
+    return text.error();
+  return parseRules(path, *text);
+}
+
+Expected<AutoGuide> AutoGuide::withDefaults(const std::vector<std::string> &extra) {
+  std::vector<std::string> files;
+#ifdef HONE_RULES_DIR
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(HONE_RULES_DIR, ec))
+    if (entry.path().extension() == ".toml")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+#endif
+  files.insert(files.end(), extra.begin(), extra.end());
+  std::vector<Rule> all;
+  for (const auto &f : files) {
+    auto rules = loadRules(f);
+    if (!rules)
+      return rules.error();
+    for (auto &r : *rules)
+      all.push_back(std::move(r));
+  }
+  return AutoGuide(std::move(all));
+}
+
+namespace {
+
+// Replaces {name} placeholders; unknown ones stay as they are.
+std::string fill(std::string text, const std::vector<std::pair<std::string, std::string>> &values) {
+  for (const auto &[name, value] : values) {
+    std::string key = "{" + name + "}";
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  }
+  return text;
+}
+
+// The line of `text` that holds [begin, end).
+std::string lineAround(const std::string &text, size_t begin, size_t end) {
+  size_t from = text.rfind('\n', begin);
+  from = from == std::string::npos ? 0 : from + 1;
+  size_t to = text.find('\n', end);
+  std::string line = text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+    line.pop_back();
+  return line;
+}
+
+} // namespace
+
+std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nlohmann::json &profile,
+                                          const std::string &domain) const {
+  std::vector<Finding> out;
+  auto add = [&](const Rule &rule, std::string evidence, const std::vector<std::pair<std::string, std::string>> &vars) {
+    for (const auto &f : out)
+      if (f.rule == rule.id && f.evidence == evidence)
+        return;
+    out.push_back({rule.id, rule.severity, std::move(evidence), fill(rule.explanation, vars), fill(rule.suggestion, vars)});
+  };
+  for (const Rule &rule : rules_) {
+    if (rule.domain != "*" && rule.domain != domain)
+      continue;
+    switch (rule.match) {
+    case MatchKind::Substring:
+      if (size_t at = rawOutput.find(rule.pattern); at != std::string::npos)
+        add(rule, lineAround(rawOutput, at, at + rule.pattern.size()), {});
+      break;
+    case MatchKind::Regex:
+      for (auto it = std::sregex_iterator(rawOutput.begin(), rawOutput.end(), rule.regex);
+           it != std::sregex_iterator(); ++it) {
+        std::vector<std::pair<std::string, std::string>> vars;
+        for (size_t g = 0; g < it->size(); ++g)
+          vars.emplace_back(std::to_string(g), (*it)[g].str());
+        size_t at = static_cast<size_t>(it->position());
+        add(rule, lineAround(rawOutput, at, at + static_cast<size_t>(it->length())), vars);
+      }
+      break;
+    case MatchKind::Bottleneck:
+      if (profile.is_object() && profile.contains("bottlenecks") && profile["bottlenecks"].is_array())
+        for (const auto &b : profile["bottlenecks"]) {
+          if (!b.is_object() || b.value("kind", "") != rule.pattern)
+            continue;
+          double share = b.value("share", 0.0);
+          std::string detail = b.value("detail", "");
+          add(rule, detail,
+              {{"resource", b.value("resource", "")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}});
+        }
+      break;
+    }
+  }
+  return out;
+}
+
+nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const nlohmann::json &profile,
+                                   const std::string &domain, FeedbackLevel level) const {
+  nlohmann::json j;
+  constexpr size_t kExcerpt = 4000;
+  j["execution"] = rawOutput.size() <= kExcerpt ? rawOutput : rawOutput.substr(rawOutput.size() - kExcerpt);
+  j["findings"] = nlohmann::json::array();
+  for (const Finding &f : interpret(rawOutput, profile, domain)) {
+    nlohmann::json item{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
+    if (level != FeedbackLevel::Exec && !f.explanation.empty())
+      item["explanation"] = f.explanation;
+    if (level == FeedbackLevel::ExecExplainSuggest && !f.suggestion.empty())
+      item["suggestion"] = f.suggestion;
+    j["findings"].push_back(std::move(item));
+  }
+  return j;
+}
+
+} // namespace hone::autoguide
