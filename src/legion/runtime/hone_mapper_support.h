@@ -1445,7 +1445,8 @@ public:
           rule->compact ? LEGION_COMPACT_SPECIALIZE : LEGION_AFFINE_SPECIALIZE, 0, false, rule->exact));
   }
 
-  // InstanceLimit: at most N instances of a task mapped and unfinished per node.
+  // InstanceLimit: at most N instances of a task mapped and unfinished, counted by
+  // this mapper (one per processor), so per processor.
   void select_tasks_to_map(const MapperContext ctx, const SelectMappingInput &input,
                            SelectMappingOutput &output) override {
     if (Policy::limit_rules().empty())
