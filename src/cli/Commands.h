@@ -15,6 +15,9 @@ class SourceFile;
 namespace hone::dsl {
 struct CheckedSource;
 }
+namespace hone::mapping {
+class Space;
+}
 namespace hone::model {
 struct MachineModel;
 struct AppModel;
@@ -35,6 +38,12 @@ void addFmtCommand(CLI::App &app, Action &action);
 void addEvalCommand(CLI::App &app, Action &action);
 void addDumpCommand(CLI::App &app, Action &action);
 void addSimulateCommand(CLI::App &app, Action &action);
+void addTuneCommand(CLI::App &app, Action &action);
+void addResumeCommand(CLI::App &app, Action &action);
+void addRunsCommand(CLI::App &app, Action &action);
+void addShowCommand(CLI::App &app, Action &action);
+void addExportCommand(CLI::App &app, Action &action);
+void addSpaceCommand(CLI::App &app, Action &action);
 
 // ---- shared helpers ----------------------------------------------------------
 
@@ -61,5 +70,8 @@ struct LoadedModels {
 /// Finds and loads the models named by --app and --machine; prints the error
 /// and returns nullopt on failure.
 std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size);
+
+/// The mapper of the assignment in a JSON file; prints the error and returns nullopt.
+std::optional<std::string> renderAssignment(const mapping::Space &space, const std::string &path);
 
 } // namespace hone::cli

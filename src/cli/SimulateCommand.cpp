@@ -1,14 +1,19 @@
-// hone simulate FILE --app APP [--machine M] [--size S] [--noise SIGMA --seed N] [--json]:
+// hone simulate FILE --app APP [--machine M] [--size S] [--noise SIGMA --seed N] [--json]
+// hone simulate --assign ASSIGNMENT.json --app APP ... (an assignment of `hone space`):
 // runs a policy on hone's performance model of an application and a machine.
 #include "cli/Commands.h"
 
 #include "dsl/Frontend.h"
+#include "mapping/Evaluators.h"
+#include "mapping/Space.h"
 #include "model/App.h"
 #include "model/Catalog.h"
 #include "sim/AppCheck.h"
 #include "sim/Simulator.h"
 
 #include <fmt/format.h>
+
+#include "support/FileUtil.h"
 
 #include <iostream>
 
@@ -55,6 +60,7 @@ std::optional<LoadedModels> loadModels(const std::string &appName, const std::st
 void addSimulateCommand(CLI::App &app, Action &action) {
   struct Options {
     std::string file;
+    std::string assign;
     std::string app;
     std::string machine = "p100x4";
     std::optional<double> size;
@@ -64,7 +70,11 @@ void addSimulateCommand(CLI::App &app, Action &action) {
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("simulate", "Run a policy on the performance model of an app and a machine");
-  cmd->add_option("file", opts->file, "Policy file")->required();
+  auto *fileOpt = cmd->add_option("file", opts->file, "Policy file");
+  auto *assignOpt = cmd->add_option("--assign", opts->assign,
+                                    "Instead of a file: an assignment of the decision space (hone space --json)");
+  fileOpt->excludes(assignOpt);
+  assignOpt->excludes(fileOpt);
   cmd->add_option("--app", opts->app, "Application model: a name in models/apps or a .toml path")->required();
   cmd->add_option("--machine", opts->machine, "Machine model: a name in models/machines or a .toml path")
       ->capture_default_str();
@@ -78,7 +88,20 @@ void addSimulateCommand(CLI::App &app, Action &action) {
       auto models = loadModels(opts->app, opts->machine, opts->size);
       if (!models)
         return kUsage;
-      auto file = readSource(opts->file);
+      if (opts->file.empty() && opts->assign.empty()) {
+        std::cerr << "hone: simulate needs a policy file or --assign ASSIGNMENT.json\n";
+        return kUsage;
+      }
+      std::optional<support::SourceFile> file;
+      if (!opts->assign.empty()) {
+        mapping::Space space = mapping::Space::build(*models->app, *models->machine);
+        auto text = renderAssignment(space, opts->assign);
+        if (!text)
+          return kRejected;
+        file.emplace(opts->assign + ".map", *text);
+      } else {
+        file = readSource(opts->file);
+      }
       if (!file)
         return kRejected;
       auto checked = dsl::checkSource(std::move(*file));
@@ -91,8 +114,22 @@ void addSimulateCommand(CLI::App &app, Action &action) {
         return kRejected;
       sim::Context context(*models->machine, *models->program);
       sim::Result result = sim::simulate(context, checked.program, {opts->noise, opts->seed});
-      if (opts->json)
-        std::cout << sim::toJson(result).dump(2) << "\n";
+      if (opts->json) {
+        nlohmann::json j = sim::toJson(result);
+        if (!opts->assign.empty()) { // for external tuners: the mapper and its score
+          j["mapper"] = checked.file->text();
+          j["score"] = 0.0;
+          if (auto expert = mapping::findExpertMapper(models->app->name); expert && result.ok) {
+            mapping::ModelEvaluator reference(*models->machine, *models->app, *models->program);
+            if (auto text = support::readFile(*expert)) {
+              auto r = reference.evaluate(engine::Candidate::make(*text));
+              if (r.ok())
+                j["score"] = result.throughput / r.metrics["throughput"];
+            }
+          }
+        }
+        std::cout << j.dump(2) << "\n";
+      }
       else
         std::cout << sim::summarize(result, context);
       return result.ok ? kOk : kRejected;

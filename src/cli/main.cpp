@@ -23,6 +23,12 @@ int main(int argc, char **argv) {
     addEvalCommand(app, action);
     addSimulateCommand(app, action);
     addDumpCommand(app, action);
+    addTuneCommand(app, action);
+    addResumeCommand(app, action);
+    addRunsCommand(app, action);
+    addShowCommand(app, action);
+    addExportCommand(app, action);
+    addSpaceCommand(app, action);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {

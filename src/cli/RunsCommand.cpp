@@ -1,0 +1,286 @@
+// hone runs [--db PATH] [--json]
+// hone show RUN [--db PATH] [--best] [--trajectory] [--json]
+// hone export RUN [--db PATH] --jsonl [--out FILE]
+// Reading the experiment store: what ran, what each step tried and why, and
+// the optimization corpus (diagnostics, change, rationale, result per step).
+#include "cli/Commands.h"
+
+#include "store/Store.h"
+#include "support/FileUtil.h"
+
+#include <dtl/dtl.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace hone::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<store::Store> openStore(const std::string &db) {
+  if (!std::ifstream(db)) {
+    std::cerr << fmt::format("hone: --db {}: no such store (hone tune creates it)\n", db);
+    return nullptr;
+  }
+  auto st = store::Store::open(db);
+  if (!st) {
+    std::cerr << "hone: --db " << db << ": " << st.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*st);
+}
+
+struct RunSummary {
+  size_t evaluations = 0, failures = 0;
+  std::optional<size_t> best;
+  double bestScore = 0;
+};
+
+RunSummary summarize(const std::vector<store::StepRecord> &steps) {
+  RunSummary s;
+  s.evaluations = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].status != "ok") {
+      ++s.failures;
+      continue;
+    }
+    if (!s.best || steps[i].score > s.bestScore) {
+      s.best = i;
+      s.bestScore = steps[i].score;
+    }
+  }
+  return s;
+}
+
+json runJson(const store::RunInfo &r, const RunSummary &s) {
+  return {{"id", r.id},
+          {"created_at", r.createdAt},
+          {"app", r.app},
+          {"machine", r.machine},
+          {"agent", r.agent},
+          {"seed", r.seed},
+          {"status", r.status},
+          {"iterations", r.config.value("iterations", 0)},
+          {"evaluations", s.evaluations},
+          {"failures", s.failures},
+          {"best_score", s.best ? s.bestScore : 0.0},
+          {"best_step", s.best ? json(*s.best) : json()},
+          {"score_relative_to", r.config.value("baseline_label", "")}};
+}
+
+std::optional<store::RunInfo> findRun(store::Store &st, int64_t id, const std::string &db) {
+  auto run = st.run(id);
+  if (!run)
+    std::cerr << fmt::format("hone: no run {} in {} (hone runs --db {} lists them)\n", id, db, db);
+  return run;
+}
+
+/// A unified diff of two texts, by lines.
+std::string unifiedDiff(const std::string &from, const std::string &to) {
+  auto lines = [](const std::string &text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      out.push_back(line + "\n");
+    return out;
+  };
+  std::vector<std::string> a = lines(from), b = lines(to);
+  dtl::Diff<std::string, std::vector<std::string>> diff(a, b);
+  diff.onHuge();
+  diff.compose();
+  diff.composeUnifiedHunks();
+  std::ostringstream os;
+  diff.printUnifiedFormat(os);
+  return os.str();
+}
+
+} // namespace
+
+void addRunsCommand(CLI::App &app, Action &action) {
+  struct Options {
+    std::string db = "hone.db";
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("runs", "List the runs of an experiment store");
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_flag("--json", opts->json, "Print a JSON list");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto st = openStore(opts->db);
+      if (!st)
+        return kUsage;
+      json list = json::array();
+      std::string table =
+          fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", "id", "created (UTC)", "app",
+                      "machine", "agent", "seed", "evals", "best", "status");
+      for (const auto &r : st->runs()) {
+        RunSummary s = summarize(st->steps(r.id));
+        list.push_back(runJson(r, s));
+        table += fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", r.id, r.createdAt,
+                             r.app, r.machine, r.agent, r.seed,
+                             fmt::format("{}/{}", s.evaluations, r.config.value("iterations", 0)),
+                             s.best ? fmt::format("{:.3f}", s.bestScore) : "-", r.status);
+      }
+      if (opts->json)
+        std::cout << list.dump(2) << "\n";
+      else
+        std::cout << (list.empty() ? "no runs yet (hone tune --app APP starts one)\n" : table);
+      return kOk;
+    };
+  });
+}
+
+void addShowCommand(CLI::App &app, Action &action) {
+  struct Options {
+    int64_t run = 0;
+    std::string db = "hone.db";
+    bool best = false, trajectory = false, json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("show", "Show a run: its configuration, best mapper and trajectory");
+  cmd->add_option("run", opts->run, "Run id")->required();
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_flag("--best", opts->best, "Print the best mapper");
+  cmd->add_flag("--trajectory", opts->trajectory, "Print every step with the best score so far");
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto st = openStore(opts->db);
+      if (!st)
+        return kUsage;
+      auto run = findRun(*st, opts->run, opts->db);
+      if (!run)
+        return kUsage;
+      auto steps = st->steps(run->id);
+      RunSummary s = summarize(steps);
+      if (opts->json) {
+        json j = runJson(*run, s);
+        if (s.best)
+          j["best_mapper"] = steps[*s.best].artifact;
+        json traj = json::array();
+        double bestSoFar = 0;
+        for (const auto &step : steps) {
+          if (step.status == "ok")
+            bestSoFar = std::max(bestSoFar, step.score);
+          traj.push_back({{"step", step.sequence},
+                          {"hash", step.hash},
+                          {"parent", step.parent},
+                          {"status", step.status},
+                          {"score", step.score},
+                          {"best_so_far", bestSoFar},
+                          {"rationale", step.rationale},
+                          {"error", step.error},
+                          {"metrics", step.metrics},
+                          {"seconds", step.seconds}});
+        }
+        j["trajectory"] = traj;
+        j["config"] = run->config;
+        j["config"].erase("start"); // the start mapper's text is long; hone show --best / export have texts
+        std::cout << j.dump(2) << "\n";
+        return kOk;
+      }
+      if (opts->best) {
+        if (!s.best) {
+          std::cerr << fmt::format("hone: run {} has no successful step\n", run->id);
+          return kRejected;
+        }
+        std::cout << steps[*s.best].artifact;
+        return kOk;
+      }
+      std::cout << fmt::format("run {}: {} on {}, {} agent, seed {}, {} ({})\n", run->id, run->app, run->machine,
+                               run->agent, run->seed, run->status, run->createdAt);
+      std::cout << fmt::format("scores relative to {}\n", run->config.value("baseline_label", "?"));
+      std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.evaluations, run->config.value("iterations", 0),
+                               s.failures);
+      if (s.best)
+        std::cout << fmt::format("best: {:.4g} at step {}: {}\n", s.bestScore, *s.best, steps[*s.best].rationale);
+      if (opts->trajectory) {
+        std::cout << fmt::format("\n{:>4}  {:<12}  {:>8}  {:>8}  {}\n", "step", "status", "score", "best", "rationale");
+        double bestSoFar = 0;
+        for (const auto &step : steps) {
+          if (step.status == "ok")
+            bestSoFar = std::max(bestSoFar, step.score);
+          std::string what = step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error;
+          std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8.4g}  {}\n", step.sequence, step.status,
+                                   step.status == "ok" ? fmt::format("{:.4g}", step.score) : "-", bestSoFar, what);
+        }
+      } else {
+        std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the mapper)\n", run->id);
+      }
+      return kOk;
+    };
+  });
+}
+
+void addExportCommand(CLI::App &app, Action &action) {
+  struct Options {
+    int64_t run = 0;
+    std::string db = "hone.db", out;
+    bool jsonl = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("export", "Export a run as an optimization corpus (one JSON object per step)");
+  cmd->add_option("run", opts->run, "Run id")->required();
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_flag("--jsonl", opts->jsonl, "JSON Lines (the only format)")->required();
+  cmd->add_option("--out", opts->out, "Write to this file (default: standard output)");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto st = openStore(opts->db);
+      if (!st)
+        return kUsage;
+      auto run = findRun(*st, opts->run, opts->db);
+      if (!run)
+        return kUsage;
+      auto steps = st->steps(run->id);
+      std::map<std::string, const store::StepRecord *> byHash;
+      for (const auto &s : steps)
+        byHash.emplace(s.hash, &s);
+      std::string text;
+      for (const auto &s : steps) {
+        const store::StepRecord *parent = nullptr;
+        if (auto it = byHash.find(s.parent); !s.parent.empty() && it != byHash.end())
+          parent = it->second;
+        json line{{"run", run->id},
+                  {"app", run->app},
+                  {"machine", run->machine},
+                  {"agent", run->agent},
+                  {"step", s.sequence},
+                  {"hash", s.hash},
+                  {"parent", s.parent.empty() ? json() : json(s.parent)},
+                  // what the agent saw before proposing this step: its parent's feedback
+                  {"diagnostics", parent ? parent->feedback : json()},
+                  {"change", parent ? json(unifiedDiff(parent->artifact, s.artifact)) : json()},
+                  {"rationale", s.rationale},
+                  {"mapper", s.artifact},
+                  {"result",
+                   {{"status", s.status},
+                    {"score", s.score},
+                    {"metrics", s.metrics},
+                    {"error", s.error},
+                    {"seconds", s.seconds}}},
+                  {"feedback", s.feedback}};
+        text += line.dump() + "\n";
+      }
+      if (opts->out.empty()) {
+        std::cout << text;
+        return kOk;
+      }
+      std::string why;
+      if (!support::writeFileAtomically(opts->out, text, &why)) {
+        std::cerr << "hone: --out " << opts->out << ": " << why << "\n";
+        return kUsage;
+      }
+      std::cerr << fmt::format("hone: wrote {} steps of run {} to {}\n", steps.size(), run->id, opts->out);
+      return kOk;
+    };
+  });
+}
+
+} // namespace hone::cli

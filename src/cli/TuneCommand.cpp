@@ -1,0 +1,127 @@
+// hone tune --app APP [--machine M] [--agent guided|ensemble|random] [--iterations N] [--seed S]
+//           [--start FILE] [--db PATH] [--jobs N] [--feedback LEVEL] [--rules FILE]... [--json]
+// hone resume RUN [--db PATH] [--json]
+#include "cli/Commands.h"
+#include "cli/Tuning.h"
+
+#include "store/Store.h"
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <unistd.h>
+
+namespace hone::cli {
+
+namespace {
+
+int finish(const std::optional<TuneReport> &report, const TuneConfig &config, const std::string &db, bool json) {
+  if (!report)
+    return kUsage;
+  if (json)
+    std::cout << reportJson(*report, config).dump(2) << "\n";
+  else
+    printReport(*report, config, db);
+  return kOk;
+}
+
+} // namespace
+
+void addTuneCommand(CLI::App &app, Action &action) {
+  struct Options {
+    TuneConfig config;
+    std::string startFile, db = "hone.db", out;
+    bool json = false;
+    double memoryMb = 0;
+  };
+  auto opts = std::make_shared<Options>();
+  TuneConfig &c = opts->config;
+  auto *cmd = app.add_subcommand("tune", "Search for a faster mapper: propose, evaluate, explain, repeat");
+  cmd->add_option("--app", c.app, "Application model: a name in models/apps or a .toml path")->required();
+  cmd->add_option("--machine", c.machine, "Machine model")->capture_default_str();
+  cmd->add_option("--size", c.size, "Problem size (default: the app's)");
+  cmd->add_option("--agent", c.agent, "guided (default), ensemble or random")->capture_default_str();
+  cmd->add_option("--iterations", c.iterations, "Evaluations at most")->capture_default_str()->check(
+      CLI::Range(size_t{1}, size_t{1000000}));
+  cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str();
+  cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_option("--out", opts->out, "Where to write the best mapper (default: hone-best-APP-runID.map)");
+  cmd->add_option("--jobs", c.jobs, "Candidates evaluated in parallel")->capture_default_str()->check(
+      CLI::Range(size_t{1}, size_t{256}));
+  cmd->add_option("--feedback", c.feedback, "What the agent sees: exec, exec+explain, exec+explain+suggest")
+      ->capture_default_str();
+  cmd->add_option("--rules", c.rules, "Extra AutoGuide rule files (TOML)");
+  cmd->add_option("--noise", c.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds");
+  cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement");
+  cmd->add_option("--target", c.target, "Stop once the best score reaches this");
+  cmd->add_option("--evaluator", c.evaluator, "model (default) or command (real builds and runs)")
+      ->capture_default_str();
+  cmd->add_option("--build", c.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
+  cmd->add_option("--run", c.command.run, "Command evaluator: run command ({policy} {cpp} {dir} {hash})");
+  cmd->add_option("--metric", c.command.metric, "Command evaluator: regex; group 1 is the metric");
+  cmd->add_flag("--higher-is-better", c.command.higherIsBetter,
+                "Command evaluator: the metric is a throughput (default: a time)");
+  cmd->add_option("--timeout", c.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
+  cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
+  cmd->add_option("--workdir", c.command.workdir, "Command evaluator: folder for candidates' files");
+  cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      TuneConfig config = opts->config;
+      config.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
+      if (!opts->startFile.empty()) {
+        auto text = support::readFile(opts->startFile);
+        if (!text) {
+          std::cerr << "hone: --start: " << text.error().message << "\n";
+          return kUsage;
+        }
+        config.start = *text;
+        config.startLabel = opts->startFile;
+      }
+      auto report = runTune(config, opts->db, std::nullopt, opts->out, !opts->json && isatty(2));
+      return finish(report, config, opts->db, opts->json);
+    };
+  });
+}
+
+void addResumeCommand(CLI::App &app, Action &action) {
+  struct Options {
+    int64_t run = 0;
+    std::string db = "hone.db", out;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand("resume", "Continue an interrupted run: nothing is lost or evaluated twice");
+  cmd->add_option("run", opts->run, "Run id (hone runs lists them)")->required();
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_option("--out", opts->out, "Where to write the best mapper");
+  cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto st = store::Store::open(opts->db);
+      if (!st) {
+        std::cerr << "hone: --db " << opts->db << ": " << st.error().message << "\n";
+        return kUsage;
+      }
+      auto run = (*st)->run(opts->run);
+      if (!run) {
+        std::cerr << fmt::format("hone: no run {} in {} (hone runs --db {} lists them)\n", opts->run, opts->db,
+                                 opts->db);
+        return kUsage;
+      }
+      auto config = TuneConfig::fromJson(run->config);
+      if (!config) {
+        std::cerr << "hone: run " << opts->run << ": " << config.error().message << "\n";
+        return kUsage;
+      }
+      st->reset(); // the session opens the store itself
+      auto report = runTune(*config, opts->db, opts->run, opts->out, !opts->json && isatty(2));
+      return finish(report, *config, opts->db, opts->json);
+    };
+  });
+}
+
+} // namespace hone::cli

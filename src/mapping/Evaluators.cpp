@@ -1,0 +1,235 @@
+#include "mapping/Evaluators.h"
+
+#include "dsl/Frontend.h"
+#include "legion/Compiler.h"
+#include "sim/AppCheck.h"
+#include "support/FileUtil.h"
+#include "support/Subprocess.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+namespace hone::mapping {
+
+namespace fs = std::filesystem;
+using engine::EvalResult;
+using engine::EvalStatus;
+
+std::optional<std::string> findExpertMapper(const std::string &app) {
+  std::vector<fs::path> folders;
+  if (const char *env = std::getenv("HONE_EXAMPLES"); env && *env)
+    folders.emplace_back(env);
+#ifdef HONE_EXAMPLES_DIR
+  folders.emplace_back(HONE_EXAMPLES_DIR);
+#endif
+  for (const auto &f : folders) {
+    fs::path p = f / (app + ".map");
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec))
+      return p.string();
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Parses and checks a policy (against the app when given).
+dsl::CheckedSource check(const std::string &text, const model::AppModel *app) {
+  dsl::CheckedSource checked = dsl::checkSource(support::SourceFile("candidate.map", text));
+  if (checked.ok() && app) {
+    sim::checkAgainstApp(checked.program, *app, *checked.diags);
+    checked.diags->sortByLocation();
+  }
+  return checked;
+}
+
+EvalResult rejected(const dsl::CheckedSource &checked) {
+  EvalResult r;
+  r.status = EvalStatus::Rejected;
+  r.rawOutput = support::renderText(*checked.file, checked.diags->diagnostics());
+  for (const auto &d : checked.diags->diagnostics())
+    if (d.severity == support::Severity::Error) {
+      r.error = d.message;
+      break;
+    }
+  r.profile = support::toJson(*checked.file, checked.diags->diagnostics());
+  return r;
+}
+
+} // namespace
+
+std::optional<EvalResult> rejectIfInvalid(const std::string &text, const model::AppModel *app) {
+  dsl::CheckedSource checked = check(text, app);
+  if (checked.ok())
+    return std::nullopt;
+  return rejected(checked);
+}
+
+// ---- the model -----------------------------------------------------------------
+
+ModelEvaluator::ModelEvaluator(const model::MachineModel &machine, const model::AppModel &app,
+                               const model::Program &program, double noiseSigma)
+    : app_(app), context_(machine, program), noise_(noiseSigma) {}
+
+EvalResult ModelEvaluator::evaluate(const engine::Candidate &candidate) const {
+  auto t0 = std::chrono::steady_clock::now();
+  dsl::CheckedSource checked = check(candidate.artifact, &app_);
+  if (!checked.ok()) {
+    EvalResult r = rejected(checked);
+    r.seconds = since(t0);
+    return r;
+  }
+  // Noise (if any) is seeded by the text, so a candidate always measures the same.
+  uint64_t seed = std::strtoull(engine::contentHash(candidate.artifact).c_str(), nullptr, 16);
+  sim::Result sr = sim::simulate(context_, checked.program, {noise_, seed});
+  EvalResult r;
+  r.profile = sim::toJson(sr);
+  if (!sr.ok) {
+    r.status = EvalStatus::RunFailed;
+    r.error = sr.error;
+    r.rawOutput = sr.errorDetail.empty() ? sr.error : sr.error + "\n(" + sr.errorDetail + ")";
+  } else {
+    r.metrics = {{"time_s", sr.timeS},
+                 {"throughput", sr.throughput},
+                 {"lower_bound_s", sr.lowerBoundS},
+                 {"bytes_copied", sr.bytesCopied},
+                 {"copies", sr.copies}};
+    r.score = baseline_ > 0 ? sr.throughput / baseline_ : sr.throughput;
+    r.rawOutput = fmt::format("time {:.6g} s, {:.6g} {}", sr.timeS, sr.throughput, sr.throughputUnit);
+  }
+  r.seconds = since(t0);
+  return r;
+}
+
+// ---- real runs -----------------------------------------------------------------
+
+support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions options) {
+  if (options.run.empty())
+    return support::Error{"the command evaluator needs a run command (--run)"};
+  if (options.metric.empty())
+    return support::Error{"the command evaluator needs a metric regex (--metric)"};
+  std::regex re;
+  try {
+    re = std::regex(options.metric, std::regex::ECMAScript);
+  } catch (const std::regex_error &e) {
+    return support::Error{fmt::format("--metric: invalid regex '{}': {}", options.metric, e.what())};
+  }
+  if (options.workdir.empty())
+    options.workdir = (fs::temp_directory_path() / "hone-candidates").string();
+  return CommandEvaluator(std::move(options), std::move(re));
+}
+
+namespace {
+
+std::string substitute(std::string text, const std::map<std::string, std::string> &vars) {
+  for (const auto &[key, value] : vars) {
+    std::string pattern = "{" + key + "}";
+    for (size_t pos = text.find(pattern); pos != std::string::npos; pos = text.find(pattern, pos + value.size()))
+      text.replace(pos, pattern.size(), value);
+  }
+  return text;
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+} // namespace
+
+EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const {
+  auto t0 = std::chrono::steady_clock::now();
+  dsl::CheckedSource checked = check(candidate.artifact, nullptr);
+  if (!checked.ok()) {
+    EvalResult r = rejected(checked);
+    r.seconds = since(t0);
+    return r;
+  }
+  EvalResult r;
+  std::string hash = candidate.hash.empty() ? engine::contentHash(candidate.artifact) : candidate.hash;
+  fs::path dir = fs::path(options_.workdir) / hash;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path policy = dir / "mapper.map", cpp = dir / "mapper.cc";
+  legion::CompileOptions co;
+  co.className = "HoneMapper";
+  co.sourceName = "mapper.map";
+  std::string why;
+  bool wrote = support::writeFileAtomically(policy.string(), candidate.artifact, &why) &&
+               support::writeFileAtomically(cpp.string(), legion::compileToCpp(checked.program, co), &why) &&
+               support::writeFileAtomically((dir / "hone_mapper_support.h").string(),
+                                            legion::supportHeaderText(), &why);
+  if (!wrote) {
+    r.status = EvalStatus::BuildFailed;
+    r.error = fmt::format("cannot write the candidate's files in {}: {}", dir.string(), why);
+    r.seconds = since(t0);
+    return r;
+  }
+  std::map<std::string, std::string> vars = {
+      {"policy", quote(policy.string())}, {"cpp", quote(cpp.string())}, {"dir", quote(dir.string())}, {"hash", hash}};
+  auto runOne = [&](const std::string &templ) {
+    support::SubprocessOptions so;
+    so.argv = {"/bin/sh", "-c", substitute(templ, vars)};
+    so.workdir = dir.string();
+    so.timeoutS = options_.timeoutS;
+    so.memoryLimitBytes = options_.memoryLimitBytes;
+    return support::runSubprocess(so);
+  };
+  auto failed = [&](const support::SubprocessResult &sr, EvalStatus status, const char *what) {
+    r.status = sr.timedOut ? EvalStatus::TimedOut : status;
+    r.error = fmt::format("{} command {}", what, sr.describe());
+    r.rawOutput += sr.output;
+  };
+  if (!options_.build.empty()) {
+    auto built = runOne(options_.build);
+    r.metrics["build_s"] = built.seconds;
+    if (!built.ok()) {
+      failed(built, EvalStatus::BuildFailed, "build");
+      r.seconds = since(t0);
+      return r;
+    }
+  }
+  auto ran = runOne(options_.run);
+  r.metrics["run_s"] = ran.seconds;
+  r.rawOutput += ran.output;
+  if (!ran.ok()) {
+    r.rawOutput.clear();
+    failed(ran, EvalStatus::RunFailed, "run");
+    r.seconds = since(t0);
+    return r;
+  }
+  // The last match of the metric in the output.
+  std::optional<double> value;
+  for (auto it = std::sregex_iterator(ran.output.begin(), ran.output.end(), metric_); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch &m = *it;
+    std::string text = m.size() > 1 ? m[1].str() : m[0].str();
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str())
+      value = v;
+  }
+  if (!value || !(*value > 0)) {
+    r.status = EvalStatus::Invalid;
+    r.error = value ? fmt::format("the metric is {}, not a positive number", *value)
+                    : fmt::format("the run's output has no match of the metric regex '{}'", options_.metric);
+  } else {
+    r.metrics["metric"] = *value;
+    double rel = options_.higherIsBetter ? *value : 1.0 / *value;
+    double base = baseline_ > 0 ? (options_.higherIsBetter ? baseline_ : 1.0 / baseline_) : 1.0;
+    r.score = rel / base;
+  }
+  r.seconds = since(t0);
+  return r;
+}
+
+} // namespace hone::mapping

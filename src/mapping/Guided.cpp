@@ -1,0 +1,557 @@
+// The guided agent: an expert's loop without an LLM. It keeps the best mapper
+// so far and its evidence (the model's profile, the runtime's error, AutoGuide's
+// findings) and proposes one edit at a time, each addressing a problem the
+// evidence cites; edits that did not help are not tried again. When the cited
+// problems are exhausted it explores single changes on the busiest tasks.
+#include "mapping/Agents.h"
+
+#include "dsl/Frontend.h"
+#include "dsl/Policy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+namespace hone::mapping {
+
+using engine::Candidate;
+using engine::Step;
+using model::MemKind;
+using model::ProcKind;
+using nlohmann::json;
+
+namespace {
+
+/// One statement the agent adds (or replaces: the key names what it decides).
+struct Edit {
+  std::string key;       // "Region task region GPU"
+  std::string statement; // "Region task region GPU ZCMEM;"
+  std::string rationale;
+  std::vector<LibraryFunction> defs;
+  double gain = 0; // estimated seconds saved: the order edits are tried in
+  std::string id() const { return key + "|" + statement; }
+};
+
+struct Version {
+  std::vector<Edit> edits;
+  Version with(const Edit &e) const {
+    Version v = *this;
+    auto it = std::find_if(v.edits.begin(), v.edits.end(), [&](const Edit &o) { return o.key == e.key; });
+    if (it != v.edits.end())
+      *it = e;
+    else
+      v.edits.push_back(e);
+    return v;
+  }
+  const Edit *find(const std::string &key) const {
+    for (const auto &e : edits)
+      if (e.key == key)
+        return &e;
+    return nullptr;
+  }
+};
+
+bool mentions(const std::string &text, const std::string &word) {
+  auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    bool before = pos == 0 || !isWord(text[pos - 1]);
+    bool after = pos + word.size() >= text.size() || !isWord(text[pos + word.size()]);
+    if (before && after)
+      return true;
+  }
+  return false;
+}
+
+std::string ms(double s) { return fmt::format("{:.3g} ms", s * 1e3); }
+
+class GuidedAgent final : public engine::Strategy {
+public:
+  GuidedAgent(const Space &space, const model::AppModel &app, std::string start, std::string startLabel)
+      : space_(space), app_(app), start_(std::move(start)), startLabel_(std::move(startLabel)),
+        startPolicy_(dsl::checkSource(support::SourceFile("start.map", start_))) {}
+
+  std::vector<Candidate> propose(size_t count) override {
+    std::vector<Candidate> out;
+    pending_.clear();
+    if (!started_) {
+      started_ = true;
+      Candidate c = Candidate::make(render(Version{}), {}, "the starting point: " + startLabel_);
+      proposed_.insert(c.hash);
+      pending_.push_back({Version{}, std::nullopt});
+      out.push_back(std::move(c));
+    }
+    while (out.size() < count) {
+      if (queue_.empty() && !refilled_) {
+        refill();
+        refilled_ = true;
+      }
+      if (queue_.empty())
+        break;
+      auto [version, edit] = std::move(queue_.front());
+      queue_.pop_front();
+      Candidate c = Candidate::make(render(version), bestHash_, edit.rationale);
+      if (!proposed_.insert(c.hash).second)
+        continue;
+      pending_.push_back({version, edit});
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  void notify(const std::vector<Step> &steps) override {
+    for (size_t i = 0; i < steps.size() && i < pending_.size(); ++i) {
+      const Step &s = steps[i];
+      auto &[version, edit] = pending_[i];
+      if (s.result.ok() && s.result.score > bestScore_) {
+        bestScore_ = s.result.score;
+        best_ = version;
+        bestHash_ = s.candidate.hash;
+        bestProfile_ = s.result.profile;
+        bestFeedback_ = s.feedback;
+        haveBest_ = true;
+        if (edit) // what improved is settled: later edits do not undo it
+          settled_.insert(edit->key);
+        queue_.clear();
+        refilled_ = false;
+        continue;
+      }
+      if (edit)
+        tried_.insert(edit->id());
+      if (!s.result.ok()) {
+        // Read the failure: a fix applied to the failed version goes first.
+        std::string evidence = s.result.error + "\n" + s.result.rawOutput;
+        for (Edit &fix : fixesFor(evidence, s.result.profile, s.feedback)) {
+          if (tried_.count(fix.id()))
+            continue;
+          fix.rationale = fmt::format("{} (repairing: {})", fix.rationale, firstLine(s.result.error));
+          queue_.push_front({version.with(fix), fix});
+          tried_.insert(fix.id());
+          break;
+        }
+        if (!haveBest_ && !edit) { // the start itself failed: every fix is worth a try
+          for (Edit &fix : fixesFor(evidence, s.result.profile, s.feedback))
+            if (!tried_.count(fix.id()))
+              queue_.push_back({version.with(fix), fix});
+          refilled_ = false; // then explore from the start
+        }
+      }
+    }
+    pending_.clear();
+  }
+
+private:
+  static std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
+
+  std::string render(const Version &v) const {
+    if (v.edits.empty())
+      return start_;
+    std::string out = start_;
+    if (!out.empty() && out.back() != '\n')
+      out += "\n";
+    out += "\n# ---- hone guided edits: each addresses a problem the evidence cites ----\n";
+    std::set<std::string> spaces, defined;
+    std::string defs;
+    for (const auto &e : v.edits)
+      for (const auto &f : e.defs) {
+        if (!mentions(start_, f.space) && spaces.insert(f.space).second)
+          out += fmt::format("{} = Machine({});\n", f.space, f.space.substr(5));
+        if (!mentions(start_, f.name) && defined.insert(f.name).second)
+          defs += f.text;
+      }
+    out += defs;
+    for (const auto &e : v.edits)
+      out += fmt::format("# {}\n{}\n", e.rationale, e.statement);
+    return out;
+  }
+
+  // ---- what the best mapper does now, from its profile ------------------------------
+
+  const json *statOf(const std::string &task) const {
+    if (!bestProfile_.contains("task_stats"))
+      return nullptr;
+    for (const auto &t : bestProfile_["task_stats"])
+      if (t.value("name", "") == task)
+        return &t;
+    return nullptr;
+  }
+  ProcKind kindOf(const std::string &task) const {
+    if (const json *s = statOf(task))
+      if (auto k = support::parseProcKind(s->value("kind", "")))
+        return *k;
+    return space_.kindOf(task, space_.defaults());
+  }
+  std::string memoryOf(const std::string &task, const std::string &region) const {
+    if (const json *s = statOf(task)) {
+      const auto &regions = (*s)["regions"];
+      for (size_t i = 0; i < regions.size(); ++i)
+        if (regions[i] == region && i < (*s)["memories"].size())
+          return (*s)["memories"][i].get<std::string>();
+    }
+    return {};
+  }
+
+  // ---- edits --------------------------------------------------------------------------
+
+  const Param *param(const std::string &name) const {
+    int i = space_.find(name);
+    return i < 0 ? nullptr : &space_.params()[static_cast<size_t>(i)];
+  }
+  /// The memory lists the space offers for (task, region), starting with `first`.
+  std::vector<std::string> memoryLists(const std::string &task, const std::string &region) const {
+    const Param *p = param(task + ".memory." + region);
+    return p ? p->values : std::vector<std::string>{};
+  }
+  Edit regionEdit(const std::string &task, const std::string &region, ProcKind kind, const std::string &list,
+                  std::string why) const {
+    std::string k(support::toString(kind));
+    return {fmt::format("Region {} {} {}", task, region, k), fmt::format("Region {} {} {} {};", task, region, k, list),
+            std::move(why), {}};
+  }
+  Edit placementEdit(const Param &p, const std::string &pattern, ProcKind kind, std::string why) const {
+    bool single = p.kind == ParamKind::SinglePlacement;
+    std::string stmt = single ? "SingleTaskMap" : "IndexTaskMap";
+    if (pattern == "default") // an explicit function reproducing Legion's default block
+      return placementEdit(p, "hblock", kind, std::move(why));
+    LibraryFunction f = libraryFunction(pattern, p.dims, kind);
+    return {fmt::format("{} {}", stmt, p.task), fmt::format("{} {} {};", stmt, p.task, f.name), std::move(why), {f}};
+  }
+  Edit layoutEdit(const std::string &task, const std::string &layout, std::string why) const {
+    return {"Layout " + task, fmt::format("Layout {} * * {};", task, layout), std::move(why), {}};
+  }
+
+  /// Memory kinds one per node that the task's processor reaches (zero-copy for GPUs).
+  std::vector<std::string> sharedKinds(const std::string &task) const {
+    return space_.memoryKinds(kindOf(task), true);
+  }
+
+  /// Edits that address a failure, read from the error, its detail and AutoGuide's findings.
+  std::vector<Edit> fixesFor(const std::string &evidence, const json &profile, const json &feedback) const {
+    std::vector<Edit> fixes;
+    std::string kind = profile.is_object() ? profile.value("error_kind", "") : "";
+    std::string text = evidence + "\n" + (profile.is_object() ? profile.value("error_detail", "") : "");
+    if (feedback.is_object() && feedback.contains("findings"))
+      for (const auto &f : feedback["findings"])
+        text += "\n" + f.value("evidence", "");
+    std::vector<std::string> named;
+    for (const auto &t : app_.tasks)
+      if (mentions(text, t.name))
+        named.push_back(t.name);
+    // A layout the variant needs: the app model says which.
+    for (const auto &t : app_.tasks)
+      for (const auto &need : t.layoutNeeds)
+        if (!need.message.empty() && text.find(need.message) != std::string::npos && param(t.name + ".layout")) {
+          std::string layout = fmt::format("SOA {}", need.order.value_or("C_order"));
+          fixes.push_back(layoutEdit(t.name, layout,
+                                     fmt::format("{} needs {} instances: \"{}\"", t.name, layout, need.message)));
+        }
+    for (const auto &task : named) {
+      ProcKind k = kindOf(task);
+      if (kind == "layout" && param(task + ".layout"))
+        for (const char *layout : {"SOA C_order", "SOA F_order"})
+          fixes.push_back(layoutEdit(task, layout, fmt::format("the runtime rejected {}'s layout; try {}", task, layout)));
+      if (kind == "memory") {
+        // The region that did not fit keeps its memory first and falls back to another.
+        for (const auto &t : app_.tasks)
+          if (t.name == task)
+            for (const auto &region : regionsOf(t)) {
+              if (!mentions(text, region))
+                continue;
+              for (const auto &full : space_.memoryKinds(k))
+                if (mentions(text, full))
+                  for (const auto &other : space_.memoryKinds(k))
+                    if (other != full)
+                      fixes.push_back(regionEdit(task, region, k, full + "," + other,
+                                                 fmt::format("let {} of {} fall back to {} when {} is full", region,
+                                                             task, other, full)));
+            }
+        if (const Param *p = param(task + ".collect"))
+          fixes.push_back({"CollectMemory " + task, fmt::format("CollectMemory {} *;", p->task),
+                           fmt::format("out of memory: free {}'s read-only instances after it runs", task), {}});
+        if (param(task + ".instance_limit"))
+          fixes.push_back({"InstanceLimit " + task, fmt::format("InstanceLimit {} 1;", task),
+                           fmt::format("out of memory: bound {}'s instances in flight to 1 per processor", task), {}});
+        for (const auto &t : app_.tasks)
+          if (t.name == task)
+            for (const auto &region : regionsOf(t)) {
+              auto lists = memoryLists(task, region);
+              auto fallback = std::find_if(lists.begin(), lists.end(),
+                                           [](const std::string &l) { return l.find(',') != std::string::npos; });
+              if (fallback != lists.end())
+                fixes.push_back(regionEdit(task, region, k, *fallback,
+                                           fmt::format("out of memory: let {} of {} fall back to {}", region, task,
+                                                       fallback->substr(fallback->find(',') + 1))));
+            }
+      }
+      if (kind == "variant")
+        if (const Param *p = param(task + ".processor"))
+          for (const auto &v : p->values)
+            fixes.push_back({"Task " + task, fmt::format("Task {} {};", task, v),
+                             fmt::format("no valid variant: list {}'s own kinds ({})", task, v), {}});
+      if (kind == "placement" || kind == "variant")
+        for (const char *suffix : {".placement", ".single_placement"})
+          if (const Param *p = param(task + suffix))
+            fixes.push_back(placementEdit(*p, p->kind == ParamKind::SinglePlacement ? "parent" : "hblock", k,
+                                          fmt::format("the placement of {} failed; use a library function", task)));
+      if (kind == "memory" || kind == "policy")
+        for (const auto &t : app_.tasks)
+          if (t.name == task)
+            for (const auto &region : regionsOf(t))
+              for (const auto &list : memoryLists(task, region))
+                fixes.push_back(regionEdit(task, region, k, list,
+                                           fmt::format("{} failed for {}'s {}; try {}", kind, task, region, list)));
+    }
+    return fixes;
+  }
+
+  static std::vector<std::string> regionsOf(const model::Task &t) {
+    std::vector<std::string> out;
+    for (const auto &a : t.args)
+      if (std::find(out.begin(), out.end(), a.region) == out.end())
+        out.push_back(a.region);
+    return out;
+  }
+
+  /// Regions that neighbouring pieces share: aliased (ghost) partitions and what they cover.
+  bool shared(const std::string &region) const {
+    for (const auto &p : app_.partitions)
+      if (p.aliased() && (p.name == region || p.covers == region))
+        return true;
+    return false;
+  }
+
+  /// Timed tasks of the best mapper, busiest first.
+  std::vector<std::string> busiestTasks() const {
+    std::vector<std::pair<double, std::string>> tasks;
+    if (bestProfile_.contains("task_stats"))
+      for (const auto &t : bestProfile_["task_stats"])
+        tasks.push_back({t.value("busy_s", 0.0), t.value("name", "")});
+    std::stable_sort(tasks.begin(), tasks.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+    std::vector<std::string> out;
+    for (auto &[busy, name] : tasks)
+      out.push_back(name);
+    // Tasks the profile does not time (launched by inner tasks' parents, setup) follow.
+    for (const auto &t : app_.tasks)
+      if (std::find(out.begin(), out.end(), t.name) == out.end())
+        out.push_back(t.name);
+    return out;
+  }
+
+  /// Edits the best mapper's profile calls for, ranked by the time each could
+  /// save (the evidence's numbers), then exploration.
+  void refill() {
+    std::vector<Edit> edits;
+    if (haveBest_) {
+      slowArguments(edits);
+      if (bestProfile_.contains("bottlenecks"))
+        for (const auto &b : bestProfile_["bottlenecks"])
+          addressBottleneck(b, edits);
+    }
+    std::stable_sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.gain > b.gain; });
+    explore(edits);
+    std::set<std::string> queued;
+    for (auto &e : edits) {
+      if (tried_.count(e.id()) || settled_.count(e.key) || !queued.insert(e.id()).second)
+        continue;
+      if (const Edit *have = best_.find(e.key); have && have->statement == e.statement)
+        continue;
+      queue_.push_back({best_.with(e), e});
+    }
+  }
+
+  double stat(const std::string &task, const char *what) const {
+    const json *s = statOf(task);
+    return s ? s->value(what, 0.0) : 0.0;
+  }
+
+  /// Tasks that spend more than their fastest memories would take: move each
+  /// argument that is not in the fastest memory of the task's processor.
+  void slowArguments(std::vector<Edit> &edits) const {
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      double excess = stat(task, "busy_s") - stat(task, "best_variant_s");
+      if (!t || t->inner() || excess <= 0)
+        continue;
+      ProcKind k = kindOf(task);
+      std::vector<std::string> slow;
+      for (const auto &region : regionsOf(*t)) {
+        auto lists = memoryLists(task, region);
+        if (!lists.empty() && memoryOf(task, region) != lists.front().substr(0, lists.front().find(',')))
+          slow.push_back(region);
+      }
+      for (const auto &region : slow) {
+        std::string fast = memoryLists(task, region).front();
+        Edit e = regionEdit(task, region, k, fast,
+                            fmt::format("place {} of {} in {} -- {} is busy {}, about {} more than at its fastest "
+                                        "memories; {} is in {}",
+                                        region, task, fast, task, ms(stat(task, "busy_s")), ms(excess), region,
+                                        memoryOf(task, region)));
+        e.gain = excess / static_cast<double>(slow.size());
+        edits.push_back(std::move(e));
+      }
+    }
+  }
+
+  /// The current placement pattern of a task's launches, if an edit set one.
+  bool placedWith(const Param &p, const std::string &pattern) const {
+    const Edit *have = best_.find((p.kind == ParamKind::SinglePlacement ? "SingleTaskMap " : "IndexTaskMap ") + p.task);
+    return have && mentions(have->statement, libraryFunction(pattern, p.dims, kindOf(p.task)).name);
+  }
+
+  void addressBottleneck(const json &b, std::vector<Edit> &edits) const {
+    std::string kind = b.value("kind", ""), resource = b.value("resource", ""), detail = b.value("detail", "");
+    double elapsed = bestProfile_.value("time_s", 0.0);
+    double share = b.value("share", 0.0);
+    if (kind == "variant" && app_.task(resource)) {
+      if (const Param *p = param(resource + ".processor"))
+        for (const auto &v : p->values)
+          if (v.rfind(std::string(support::toString(kindOf(resource))), 0) != 0) {
+            Edit e{"Task " + resource, fmt::format("Task {} {};", resource, v),
+                   fmt::format("run {} on {} first -- {}", resource, v.substr(0, v.find(',')), detail), {}};
+            e.gain = std::max(0.0, stat(resource, "busy_s") - stat(resource, "best_variant_s"));
+            edits.push_back(std::move(e));
+          }
+    }
+    if (kind == "channel") {
+      // Copies between memories: keep data where the work is. Shared regions go
+      // to memory every piece reaches (zero-copy), children run where their
+      // parent runs, and read-only inputs of the busiest leaves may be read in place.
+      double gain = share * elapsed;
+      for (const auto &task : busiestTasks()) {
+        const model::Task *t = app_.task(task);
+        if (!t || (!statOf(task) && !t->inner()))
+          continue; // untimed (setup) work does not copy in the measured part
+        ProcKind k = kindOf(task);
+        for (const char *suffix : {".single_placement", ".placement"})
+          if (const Param *p = param(task + suffix);
+              p && std::find(p->values.begin(), p->values.end(), "parent") != p->values.end() &&
+              !placedWith(*p, "parent")) {
+            Edit e = placementEdit(*p, "parent", k,
+                                   fmt::format("run {} on its parent's processor, so the data it shares with its "
+                                               "parent and siblings stays local -- {}",
+                                               task, detail));
+            e.gain = 0.9 * gain;
+            edits.push_back(std::move(e));
+          }
+        if (t->inner())
+          continue;
+        for (const auto &arg : t->args) {
+          std::string now = memoryOf(task, arg.region);
+          bool readOnly = arg.privilege == model::Privilege::Read;
+          if (!shared(arg.region) && !readOnly)
+            continue;
+          for (const auto &m : sharedKinds(task))
+            if (m != now && m != memoryLists(task, arg.region).front()) {
+              Edit e = regionEdit(task, arg.region, k, m,
+                                  fmt::format("keep the {} region {} of {} in {}, which every processor of the node "
+                                              "reads, instead of copying it -- {}",
+                                              shared(arg.region) ? "shared" : "read-only", arg.region, task, m,
+                                              detail));
+              e.gain = (shared(arg.region) ? 1.0 : 0.5) * gain;
+              edits.push_back(std::move(e));
+            }
+        }
+      }
+    }
+    if (kind == "idle" || kind == "processor" || kind == "imbalance") {
+      for (const auto &task : busiestTasks())
+        for (const char *suffix : {".placement", ".single_placement"})
+          if (const Param *p = param(task + suffix))
+            for (const auto &pattern : p->values)
+              if (pattern != "default" && !placedWith(*p, pattern)) {
+                Edit e = placementEdit(*p, pattern, kindOf(task),
+                                       fmt::format("spread {} with the {} placement -- {}", task, pattern, detail));
+                e.gain = 1e-9 * stat(task, "busy_s");
+                edits.push_back(std::move(e));
+              }
+    }
+    if (kind == "processor" && share < 0.95) {
+      // Processors wait: more instances in flight per processor overlap copies with work.
+      for (const auto &t : app_.tasks) {
+        if (!param(t.name + ".instance_limit") || !startPolicy_.ok())
+          continue;
+        auto limit = dsl::instanceLimitFor(startPolicy_.program, t.name, kindOf(t.name));
+        const Edit *have = best_.find("InstanceLimit " + t.name);
+        if (!limit || have)
+          continue;
+        for (int64_t factor : {2, 4}) {
+          Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} {};", t.name, *limit * factor),
+                 fmt::format("allow {} instances of {} in flight per processor (was {}) to overlap copies with "
+                             "work -- {}",
+                             *limit * factor, t.name, *limit, detail),
+                 {}};
+          e.gain = (1 - share) * elapsed * 0.5 / static_cast<double>(factor);
+          edits.push_back(std::move(e));
+        }
+      }
+    }
+    if (kind == "memory") {
+      for (const auto &t : app_.tasks) {
+        if (const Param *p = param(t.name + ".collect")) {
+          Edit e{"CollectMemory " + t.name, fmt::format("CollectMemory {} *;", p->task),
+                 fmt::format("collect {}'s read-only instances after use -- {}", t.name, detail), {}};
+          e.gain = 1e-6 * share;
+          edits.push_back(std::move(e));
+        }
+        if (param(t.name + ".instance_limit")) {
+          Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} 1;", t.name),
+                 fmt::format("bound {}'s instances in flight -- {}", t.name, detail), {}};
+          e.gain = 1e-6 * share;
+          edits.push_back(std::move(e));
+        }
+      }
+    }
+  }
+
+  /// Single changes on the busiest tasks: other memories, placements, processor orders.
+  void explore(std::vector<Edit> &edits) const {
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      if (!t)
+        continue;
+      double busy = 0;
+      if (const json *s = statOf(task))
+        busy = s->value("busy_s", 0.0);
+      std::string why = busy > 0 ? fmt::format("explore: {} is busy {} in total", task, ms(busy))
+                                 : fmt::format("explore: {}", task);
+      ProcKind k = kindOf(task);
+      for (const auto &region : regionsOf(*t)) {
+        std::string now = memoryOf(task, region);
+        for (const auto &list : memoryLists(task, region))
+          if (list.substr(0, list.find(',')) != now)
+            edits.push_back(regionEdit(task, region, k, list, fmt::format("{}; try {} in {}", why, region, list)));
+      }
+      for (const char *suffix : {".placement", ".single_placement"})
+        if (const Param *p = param(task + suffix))
+          for (const auto &pattern : p->values)
+            edits.push_back(placementEdit(*p, pattern, k, fmt::format("{}; try the {} placement", why, pattern)));
+      if (const Param *p = param(task + ".layout"))
+        for (const auto &layout : p->values)
+          edits.push_back(layoutEdit(task, layout, fmt::format("{}; try the {} layout", why, layout)));
+    }
+  }
+
+  const Space &space_;
+  const model::AppModel &app_;
+  std::string start_, startLabel_;
+  dsl::CheckedSource startPolicy_; // what the start decides (instance limits)
+  bool started_ = false;
+  bool haveBest_ = false, refilled_ = true;
+  Version best_;
+  std::string bestHash_;
+  double bestScore_ = -1;
+  json bestProfile_ = json::object(), bestFeedback_ = json::object();
+  std::deque<std::pair<Version, Edit>> queue_;
+  std::vector<std::pair<Version, std::optional<Edit>>> pending_;
+  std::set<std::string> proposed_, tried_, settled_;
+};
+
+} // namespace
+
+std::unique_ptr<engine::Strategy> makeGuidedAgent(const Space &space, const model::AppModel &app, std::string start,
+                                                  std::string startLabel, uint64_t /*seed*/) {
+  return std::make_unique<GuidedAgent>(space, app, std::move(start), std::move(startLabel));
+}
+
+} // namespace hone::mapping

@@ -1,0 +1,333 @@
+// The mapping domain: the decision space of every shipped app, rendering,
+// assignments as JSON, the model and command evaluators, and the three agents
+// driven by the engine's loop.
+#include "engine/Engine.h"
+#include "mapping/Agents.h"
+#include "mapping/Evaluators.h"
+#include "mapping/Space.h"
+#include "sim/SimTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+namespace hone::mapping {
+namespace {
+
+using sim::test::Setup;
+using sim::test::expertText;
+
+/// A loop over one app with the model evaluator, scores relative to the expert.
+struct Harness {
+  std::unique_ptr<Setup> setup;
+  Space space;
+  ModelEvaluator eval;
+  explicit Harness(const std::string &app, const std::string &machine = "p100x4")
+      : setup(Setup::shipped(app, machine)), space(Space::build(setup->app, setup->machine)),
+        eval(setup->machine, setup->app, *setup->program) {
+    auto ref = eval.evaluate(engine::Candidate::make(expertText(app)));
+    EXPECT_TRUE(ref.ok()) << ref.error;
+    eval.setBaseline(ref.metrics["throughput"]);
+  }
+  engine::LoopOutcome run(engine::Strategy &agent, size_t budget, size_t batch = 1) {
+    engine::PoolEvaluator pool([&](const engine::Candidate &c) { return eval.evaluate(c); }, batch);
+    engine::LoopOptions o;
+    o.budget = budget;
+    o.batch = batch;
+    return engine::runLoop(agent, pool, nullptr, nullptr, o);
+  }
+};
+
+// ---- the space -----------------------------------------------------------------
+
+TEST(Space, EveryShippedAppHasADecisionSpaceWhoseMappersCheck) {
+  for (const auto &app : hone::test::kExampleApps) {
+    auto setup = Setup::shipped(app);
+    Space space = Space::build(setup->app, setup->machine);
+    EXPECT_GT(space.params().size(), 3u) << app;
+    std::set<std::string> names;
+    for (const auto &p : space.params()) {
+      EXPECT_TRUE(names.insert(p.name).second) << app << ": duplicate " << p.name;
+      EXPECT_FALSE(p.values.empty()) << p.name;
+    }
+    // Defaults and random assignments render to mappers that check cleanly against the app.
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 20; ++i) {
+      Assignment a = space.defaults();
+      if (i > 0)
+        for (size_t k = 0; k < a.size(); ++k)
+          a[k] = static_cast<int>(rng() % space.params()[k].values.size());
+      std::string text = space.render(a);
+      EXPECT_FALSE(rejectIfInvalid(text, &setup->app)) << app << ":\n" << text;
+    }
+  }
+}
+
+TEST(Space, CircuitParametersFollowTheAppModel) {
+  auto setup = Setup::shipped("circuit");
+  Space space = Space::build(setup->app, setup->machine);
+  // GPU and CPU variants: both orders; CPU-only setup tasks have no processor parameter.
+  int proc = space.find("calculate_new_currents.processor");
+  ASSERT_GE(proc, 0);
+  EXPECT_EQ(space.params()[static_cast<size_t>(proc)].values, (std::vector<std::string>{"GPU,CPU", "CPU,GPU"}));
+  EXPECT_LT(space.find("init_piece.processor"), 0);
+  // One memory parameter per distinct region argument, the fastest kind for a GPU first.
+  int mem = space.find("distribute_charge.memory.rp_shared");
+  ASSERT_GE(mem, 0);
+  EXPECT_EQ(space.params()[static_cast<size_t>(mem)].values.front(), "FBMEM");
+  // A 1-D index launch from the top level: block, cyclic, linearised; no tile, no parent.
+  int map = space.find("calculate_new_currents.placement");
+  ASSERT_GE(map, 0);
+  EXPECT_EQ(space.params()[static_cast<size_t>(map)].values,
+            (std::vector<std::string>{"default", "hblock", "hcyclic", "cyclic"}));
+  EXPECT_LT(space.find("calculate_new_currents.instance_limit"), 0); // not launched by an inner task
+}
+
+TEST(Space, MatmulHierarchiesGetParentPlacementLimitsAndLayoutConstraints) {
+  auto setup = Setup::shipped("cannon");
+  Space space = Space::build(setup->app, setup->machine);
+  int single = space.find("task_4.single_placement");
+  ASSERT_GE(single, 0);
+  EXPECT_EQ(space.params()[static_cast<size_t>(single)].values, (std::vector<std::string>{"default", "parent"}));
+  int tile = space.find("task_1.placement");
+  ASSERT_GE(tile, 0);
+  EXPECT_EQ(space.params()[static_cast<size_t>(tile)].dims, 2);
+  EXPECT_NE(std::find(space.params()[static_cast<size_t>(tile)].values.begin(),
+                      space.params()[static_cast<size_t>(tile)].values.end(), "tile"),
+            space.params()[static_cast<size_t>(tile)].values.end());
+  EXPECT_GE(space.find("task_4.instance_limit"), 0);
+  EXPECT_GE(space.find("task_4.collect"), 0);
+  // The DGEMM layout requirement is exported as a constraint with its message.
+  bool found = false;
+  for (const auto &c : space.constraints())
+    if (c.param == "task_4.layout") {
+      found = true;
+      EXPECT_EQ(c.allowed, (std::vector<std::string>{"SOA C_order", "AOS C_order"}));
+      EXPECT_NE(c.rule.find("DGEMM"), std::string::npos);
+    }
+  EXPECT_TRUE(found);
+  nlohmann::json d = space.describe();
+  EXPECT_EQ(d["parameters"].size(), space.params().size());
+  EXPECT_EQ(d["parameters"][0]["type"], "categorical");
+}
+
+TEST(Space, AssignmentsRoundTripAndBadOnesAreExplained) {
+  auto setup = Setup::shipped("stencil");
+  Space space = Space::build(setup->app, setup->machine);
+  Assignment a = space.defaults();
+  a.back() = static_cast<int>(space.params().back().values.size() - 1);
+  auto back = space.fromJson(space.toJson(a));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, a);
+  auto unknown = space.fromJson({{"stencil.procesor", "GPU,CPU"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("did you mean 'stencil.processor'?"), std::string::npos);
+  auto badValue = space.fromJson({{"stencil.processor", "TPU"}});
+  ASSERT_FALSE(badValue.ok());
+  EXPECT_NE(badValue.error().message.find("GPU,CPU | CPU,GPU"), std::string::npos);
+  EXPECT_FALSE(space.fromJson({{"stencil.processor", 9}}).ok());
+  EXPECT_FALSE(space.fromJson(nlohmann::json::array()).ok());
+  // Partial assignments take defaults; indices work as values.
+  auto partial = space.fromJson({{"stencil.processor", 1}});
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(space.kindOf("stencil", *partial), model::ProcKind::CPU);
+  EXPECT_NE(space.render(*partial).find("Task stencil CPU,GPU;"), std::string::npos);
+}
+
+TEST(Space, LibraryFunctionsPlaceEveryPointInBounds) {
+  // Every pattern on every launch shape of every app, through the simulator: no placement faults.
+  for (const std::string app : {"circuit", "cannon", "johnson"}) {
+    for (const std::string machine : {"p100x4", "p100x4-2nodes"}) {
+      auto setup = Setup::shipped(app, machine);
+      Space space = Space::build(setup->app, setup->machine);
+      for (size_t i = 0; i < space.params().size(); ++i) {
+        if (space.params()[i].kind != ParamKind::IndexPlacement)
+          continue;
+        for (size_t v = 0; v < space.params()[i].values.size(); ++v) {
+          Assignment a = space.defaults();
+          a[i] = static_cast<int>(v);
+          sim::Result r = setup->run(space.render(a));
+          EXPECT_NE(r.errorKind, "placement") << app << " " << machine << " " << space.params()[i].name << "="
+                                              << space.params()[i].values[v] << ": " << r.error;
+        }
+      }
+    }
+  }
+}
+
+// ---- evaluators ------------------------------------------------------------------
+
+TEST(ModelEvaluator, ScoresRelativeToTheBaselineAndClassifiesFailures) {
+  Harness h("circuit");
+  auto expert = h.eval.evaluate(engine::Candidate::make(expertText("circuit")));
+  ASSERT_TRUE(expert.ok());
+  EXPECT_DOUBLE_EQ(expert.score, 1.0);
+  EXPECT_GT(expert.metrics["time_s"], 0);
+  EXPECT_TRUE(expert.profile.contains("bottlenecks"));
+
+  auto rejected = h.eval.evaluate(engine::Candidate::make("Task * GPUU;\n"));
+  EXPECT_EQ(rejected.status, engine::EvalStatus::Rejected);
+  EXPECT_NE(rejected.rawOutput.find("candidate.map:1:8: error"), std::string::npos) << rejected.rawOutput;
+  auto unknownTask = h.eval.evaluate(engine::Candidate::make("Task calculate_new_curents GPU;\n"));
+  EXPECT_EQ(unknownTask.status, engine::EvalStatus::Rejected);
+
+  auto failed = h.eval.evaluate(engine::Candidate::make("Task * GPU,CPU;\nRegion * * GPU SYSMEM;\n"));
+  EXPECT_EQ(failed.status, engine::EvalStatus::RunFailed);
+  EXPECT_EQ(failed.score, 0);
+  EXPECT_NE(failed.error.find("has affinity"), std::string::npos) << failed.error;
+  EXPECT_EQ(failed.profile["error_kind"], "memory");
+}
+
+class CommandEvaluatorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("hone-cmd-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  CommandOptions options(std::string run) {
+    CommandOptions o;
+    o.run = std::move(run);
+    o.metric = "time: ([0-9.]+)";
+    o.workdir = (dir_ / "work").string();
+    o.timeoutS = 5;
+    return o;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CommandEvaluatorTest, RunsTheTemplatesWithTheMapperAndExtractsTheMetric) {
+  // The "application" is faster when the policy puts regions in ZCMEM.
+  auto o = options("if grep -q ZCMEM {policy} && test -s {cpp}; then echo 'time: 2.0'; else echo 'time: 4.0'; fi");
+  o.build = "test -f {dir}/hone_mapper_support.h";
+  auto made = CommandEvaluator::make(o);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  made->setBaseline(4.0);
+  auto fast = made->evaluate(engine::Candidate::make("Region * * GPU ZCMEM;\n"));
+  ASSERT_TRUE(fast.ok()) << fast.error << fast.rawOutput;
+  EXPECT_DOUBLE_EQ(fast.metrics["metric"], 2.0);
+  EXPECT_DOUBLE_EQ(fast.score, 2.0); // a time: half the baseline's is twice as good
+  auto slow = made->evaluate(engine::Candidate::make("Region * * GPU FBMEM;\n"));
+  EXPECT_DOUBLE_EQ(slow.score, 1.0);
+}
+
+TEST_F(CommandEvaluatorTest, FailuresAreResults) {
+  auto bad = options("echo 'time: 1'");
+  bad.build = "echo 'mapper.cc:1: error: boom' >&2; exit 1";
+  auto made = CommandEvaluator::make(bad);
+  ASSERT_TRUE(made.ok());
+  auto built = made->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_EQ(built.status, engine::EvalStatus::BuildFailed);
+  EXPECT_NE(built.rawOutput.find("error: boom"), std::string::npos);
+
+  auto crash = CommandEvaluator::make(options("echo 'segfault' >&2; kill -SEGV $$"));
+  EXPECT_EQ(crash->evaluate(engine::Candidate::make("Task * GPU;\n")).status, engine::EvalStatus::RunFailed);
+
+  auto slowOpts = options("sleep 30; echo 'time: 1'");
+  slowOpts.timeoutS = 0.3;
+  auto slow = CommandEvaluator::make(slowOpts);
+  auto timed = slow->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_EQ(timed.status, engine::EvalStatus::TimedOut);
+  EXPECT_LT(timed.seconds, 5);
+
+  auto silent = CommandEvaluator::make(options("echo done"));
+  auto invalid = silent->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_EQ(invalid.status, engine::EvalStatus::Invalid);
+  EXPECT_NE(invalid.error.find("no match"), std::string::npos);
+
+  EXPECT_EQ(silent->evaluate(engine::Candidate::make("Task * GPUU;\n")).status, engine::EvalStatus::Rejected);
+  EXPECT_FALSE(CommandEvaluator::make(options("")).ok());
+  auto badRegex = options("true");
+  badRegex.metric = "time: ([0-9";
+  EXPECT_FALSE(CommandEvaluator::make(badRegex).ok());
+}
+
+// ---- agents ------------------------------------------------------------------------
+
+std::vector<std::string> texts(const engine::LoopOutcome &o) {
+  std::vector<std::string> out;
+  for (const auto &s : o.steps)
+    out.push_back(s.candidate.hash);
+  return out;
+}
+
+TEST(Agents, RandomAndEnsembleAreReproducibleBySeed) {
+  Harness h("stencil");
+  auto a1 = makeRandomAgent(h.space, 3), a2 = makeRandomAgent(h.space, 3), a3 = makeRandomAgent(h.space, 4);
+  auto r1 = h.run(*a1, 15), r2 = h.run(*a2, 15), r3 = h.run(*a3, 15);
+  EXPECT_EQ(texts(r1), texts(r2));
+  EXPECT_NE(texts(r1), texts(r3));
+  auto e1 = makeEnsembleAgent(h.space, 3), e2 = makeEnsembleAgent(h.space, 3);
+  auto o1 = h.run(*e1, 40), o2 = h.run(*e2, 40, 4); // batches do not change a seeded run's proposals
+  EXPECT_EQ(o1.progress.evaluations, 40u);
+  EXPECT_EQ(texts(o1).front(), texts(o2).front());
+}
+
+TEST(Agents, RandomMappersMostlyFailLikeThePapersBaseline) {
+  Harness h("circuit");
+  auto agent = makeRandomAgent(h.space, 1);
+  auto o = h.run(*agent, 200);
+  EXPECT_EQ(o.progress.evaluations, 200u);
+  double rate = static_cast<double>(o.progress.failures) / 200.0;
+  EXPECT_GT(rate, 0.5);
+  EXPECT_LT(rate, 1.0); // some succeed
+}
+
+TEST(Agents, EnsembleImprovesOnItsSeedConfiguration) {
+  Harness h("cannon");
+  auto agent = makeEnsembleAgent(h.space, 1);
+  auto o = h.run(*agent, 150);
+  ASSERT_TRUE(o.best);
+  double seed = o.steps.front().result.score;
+  EXPECT_GT(o.progress.bestScore, seed);
+}
+
+TEST(Agents, AucCreditWeighsRecentImprovements) {
+  EXPECT_DOUBLE_EQ(aucCredit({}), 0);
+  EXPECT_DOUBLE_EQ(aucCredit({true, true, true}), 1);
+  EXPECT_DOUBLE_EQ(aucCredit({false, false}), 0);
+  EXPECT_GT(aucCredit({false, true}), aucCredit({true, false}));
+}
+
+TEST(Agents, GuidedStartsFromTheExpertAndEachEditCitesEvidence) {
+  Harness h("circuit");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("circuit"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  ASSERT_FALSE(o.steps.empty());
+  EXPECT_EQ(o.steps.front().candidate.artifact, expertText("circuit"));
+  EXPECT_DOUBLE_EQ(o.steps.front().result.score, 1.0);
+  EXPECT_GT(o.progress.bestScore, 1.1); // the access bottleneck points at rp_shared / rp_ghost
+  for (size_t i = 1; i < o.steps.size(); ++i) {
+    const auto &c = o.steps[i].candidate;
+    EXPECT_EQ(c.artifact.rfind(expertText("circuit"), 0), 0u) << "edits extend the start";
+    EXPECT_NE(c.rationale.find(" -- "), std::string::npos) << c.rationale; // action -- evidence
+    EXPECT_FALSE(c.parent.empty());
+  }
+}
+
+TEST(Agents, GuidedRepairsAFailingStartFromTheRuntimesMessage) {
+  Harness h("cannon");
+  std::string broken = sim::test::replaced(expertText("cannon"), "Layout * * * SOA C_order;", "Layout * * * SOA F_order;");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, broken, "a broken mapper", 1);
+  auto o = h.run(*agent, 4);
+  ASSERT_GE(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[0].result.status, engine::EvalStatus::RunFailed);
+  EXPECT_NE(o.steps[0].result.error.find("DGEMM"), std::string::npos);
+  EXPECT_TRUE(o.steps[1].result.ok()) << o.steps[1].result.error;
+  EXPECT_NE(o.steps[1].candidate.artifact.find("Layout task_4 * * SOA C_order;"), std::string::npos);
+}
+
+TEST(Agents, GuidedBeatsTheMatmulExpertByRelaxingItsCitedConstraints) {
+  // Cannon's expert moves 6.2 GB over NVLink and keeps GPUs 72% busy; the
+  // evidence leads to read-only inputs in zero-copy memory and more instances in flight.
+  Harness h("cannon");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("cannon"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  EXPECT_GT(o.progress.bestScore, 1.2);
+}
+
+} // namespace
+} // namespace hone::mapping
