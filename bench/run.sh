@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Builds the benchmarks (Release) and prints two tables: front-end speeds and
+# Builds the benchmarks (Release) and prints three tables: front-end speeds,
 # simulator speeds (simulations per second per app, and growth with problem
-# size and node count).
+# size and node count), and the engine's own cost per evaluation.
 #   bench/run.sh            print the tables
 #   bench/run.sh --write    also rewrite them in docs/RESULTS.md
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh >/dev/null
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DHONE_TESTS=OFF -DHONE_BENCH=ON >/dev/null
-ninja -C build-bench hone_bench_dsl hone_bench_sim >/dev/null
+ninja -C build-bench hone_bench_dsl hone_bench_sim hone_bench_engine >/dev/null
 
 # bench BINARY WITH_RATE: a Markdown table of medians over 5 repetitions.
 bench() {
@@ -31,8 +31,12 @@ bench() {
 
 dsl=$(bench ./build-bench/bench/hone_bench_dsl 0)
 sim=$(bench ./build-bench/bench/hone_bench_sim 1)
+engine=$("./build-bench/bench/hone_bench_engine" --benchmark_format=csv --benchmark_repetitions=5 \
+  --benchmark_report_aggregates_only=true 2>/dev/null | awk -F, '
+  BEGIN { print "| benchmark (1000 evaluations, instant evaluator) | median engine time per evaluation (us) |"; print "|---|---:|" }
+  /_median"?,/ { gsub(/"/, "", $1); name=$1; sub(/\/.*$/, "", name); printf "| %s | %.1f |\n", name, $3 / 1000 }')
 stamp="$(nproc) cores, $(uname -m), $(date -u +%Y-%m-%d)"
-printf '%s\n\n%s\n\nmachine: %s\n' "$dsl" "$sim" "$stamp"
+printf '%s\n\n%s\n\n%s\n\nmachine: %s\n' "$dsl" "$sim" "$engine" "$stamp"
 
 # replace MARKER TABLE: rewrites the block between <!-- bench:MARKER:begin/end --> in docs/RESULTS.md.
 replace() {
@@ -47,5 +51,6 @@ replace() {
 if [ "${1:-}" = "--write" ]; then
   replace dsl "$dsl"
   replace sim "$sim"
+  replace engine "$engine"
   echo "wrote docs/RESULTS.md"
 fi

@@ -86,7 +86,7 @@ std::string unifiedDiff(const std::string &from, const std::string &to) {
     std::vector<std::string> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);)
-      out.push_back(line + "\n");
+      out.push_back(line);
     return out;
   };
   std::vector<std::string> a = lines(from), b = lines(to);
@@ -95,6 +95,7 @@ std::string unifiedDiff(const std::string &from, const std::string &to) {
   diff.compose();
   diff.composeUnifiedHunks();
   std::ostringstream os;
+  os << "--- parent\n+++ candidate\n";
   diff.printUnifiedFormat(os);
   return os.str();
 }

@@ -213,7 +213,7 @@ private:
     bool single = p.kind == ParamKind::SinglePlacement;
     std::string stmt = single ? "SingleTaskMap" : "IndexTaskMap";
     if (pattern == "default") // an explicit function reproducing Legion's default block
-      return placementEdit(p, "hblock", kind, std::move(why));
+      return placementEdit(p, "block", kind, std::move(why));
     LibraryFunction f = libraryFunction(pattern, p.dims, kind);
     return {fmt::format("{} {}", stmt, p.task), fmt::format("{} {} {};", stmt, p.task, f.name), std::move(why), {f}};
   }
@@ -321,6 +321,30 @@ private:
     return false;
   }
 
+  /// An argument each point has to itself: a piece of a disjoint partition
+  /// indexed by the launch point (no copies between points to avoid).
+  bool privateTo(const model::Task &t, const model::Arg &arg) const {
+    const model::Partition *part = app_.partition(arg.region);
+    if (!part || part->aliased() || !arg.over.empty())
+      return false;
+    std::set<std::string> pointNames;
+    auto collect = [&](const std::vector<model::Launch> &launches) {
+      for (const auto &l : launches)
+        if (l.task == t.name)
+          pointNames.insert(l.point.begin(), l.point.end());
+    };
+    collect(app_.setup);
+    collect(app_.body);
+    collect(app_.teardown);
+    for (const auto &other : app_.tasks)
+      collect(other.launches);
+    std::set<std::string> used;
+    for (const auto &e : arg.piece)
+      if (!pointNames.count(e.text()) || !used.insert(e.text()).second)
+        return false;
+    return !arg.piece.empty();
+  }
+
   /// Timed tasks of the best mapper, busiest first.
   std::vector<std::string> busiestTasks() const {
     std::vector<std::pair<double, std::string>> tasks;
@@ -393,6 +417,18 @@ private:
     }
   }
 
+  /// Whether the start mapper has its own placement statement for the task.
+  bool startMaps(const std::string &task, ProcKind kind, bool single) const {
+    return startPolicy_.ok() && dsl::taskMapStatementFor(startPolicy_.program, task, kind, single) != nullptr;
+  }
+
+  /// The region a region argument's data belongs to (a partition's parent region).
+  std::string rootOf(const std::string &name) const {
+    if (const model::Partition *p = app_.partition(name))
+      return p->region;
+    return name;
+  }
+
   /// The current placement pattern of a task's launches, if an edit set one.
   bool placedWith(const Param &p, const std::string &pattern) const {
     const Edit *have = best_.find((p.kind == ParamKind::SinglePlacement ? "SingleTaskMap " : "IndexTaskMap ") + p.task);
@@ -427,6 +463,8 @@ private:
           if (const Param *p = param(task + suffix);
               p && std::find(p->values.begin(), p->values.end(), "parent") != p->values.end() &&
               !placedWith(*p, "parent")) {
+            if (startMaps(task, k, p->kind == ParamKind::SinglePlacement))
+              continue; // the start places it already, deliberately
             Edit e = placementEdit(*p, "parent", k,
                                    fmt::format("run {} on its parent's processor, so the data it shares with its "
                                                "parent and siblings stays local -- {}",
@@ -436,10 +474,36 @@ private:
           }
         if (t->inner())
           continue;
+        // Where the data comes from decides what moves: place the tasks that write
+        // this task's inputs (setup included) the way the launch that reads them is placed.
+        for (const auto &arg : t->args)
+          for (const auto &producer : app_.tasks) {
+            if (producer.name == task || producer.inner())
+              continue;
+            bool writes = false;
+            for (const auto &parg : producer.args)
+              writes = writes || (rootOf(parg.region) == rootOf(arg.region) && parg.privilege != model::Privilege::Read);
+            const Param *p = param(producer.name + ".placement");
+            if (!writes || !p || producedSeen_.count(producer.name + "|" + task))
+              continue;
+            producedSeen_.insert(producer.name + "|" + task);
+            for (const auto &pattern : p->values) {
+              if (placedWith(*p, pattern == "default" ? "block" : pattern))
+                continue;
+              Edit e = placementEdit(*p, pattern, kindOf(producer.name),
+                                     fmt::format("place {} (which writes {}, read by {}) with the {} placement, so "
+                                                 "the data starts where it is used -- {}",
+                                                 producer.name, rootOf(arg.region), task, pattern, detail));
+              // Legion's default block first; the other patterns only after every other idea.
+              e.gain = (pattern == "default" ? 0.3 : 1e-3) * gain;
+              edits.push_back(std::move(e));
+            }
+          }
+        producedSeen_.clear();
         for (const auto &arg : t->args) {
           std::string now = memoryOf(task, arg.region);
           bool readOnly = arg.privilege == model::Privilege::Read;
-          if (!shared(arg.region) && !readOnly)
+          if (!shared(arg.region) && (!readOnly || privateTo(*t, arg)))
             continue;
           for (const auto &m : sharedKinds(task))
             if (m != now && m != memoryLists(task, arg.region).front()) {
@@ -545,6 +609,7 @@ private:
   std::deque<std::pair<Version, Edit>> queue_;
   std::vector<std::pair<Version, std::optional<Edit>>> pending_;
   std::set<std::string> proposed_, tried_, settled_;
+  mutable std::set<std::string> producedSeen_; // (producer, consumer) pairs handled in one refill
 };
 
 } // namespace

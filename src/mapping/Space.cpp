@@ -98,6 +98,10 @@ LibraryFunction libraryFunction(const std::string &pattern, int dims, ProcKind k
     f.text = fmt::format("# Linearised point: blocks over nodes, round-robin over a node's processors.\n"
                          "{}{}    return {}[i * {}.size[0] / ({}), i % {}.size[1]];\n}}\n",
                          head, i, m, m, volume(dims), m);
+  else if (pattern == "block")
+    f.text = fmt::format("# Linearised point: blocks over all processors, a node's in turn (Legion's default).\n"
+                         "{}{}    a = {}.merge(0, 1);\n    return a[i * a.size[0] / ({})];\n}}\n",
+                         head, i, m, volume(dims));
   else if (pattern == "hcyclic")
     f.text = fmt::format("# Linearised point: round-robin over nodes, then over a node's processors.\n"
                          "{}{}    return {}[i % {}.size[0], i / {}.size[0] % {}.size[1]];\n}}\n",

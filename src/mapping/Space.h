@@ -53,7 +53,8 @@ struct LibraryFunction {
 /// The placement patterns for a launch of `dims` dimensions; `child` adds
 /// those only a task launched by another task can use (the parent's processor).
 std::vector<std::string> placementPatterns(int dims, bool child, bool single);
-/// The definition of `pattern` for `dims`-D launches on processors of `kind`.
+/// The definition of `pattern` for `dims`-D launches on processors of `kind`. Besides the
+/// patterns above, "block" spells out Legion's default (blocks of the linearised launch).
 LibraryFunction libraryFunction(const std::string &pattern, int dims, model::ProcKind kind);
 /// "hone_GPU = Machine(GPU);"
 std::string machineGlobal(model::ProcKind kind);

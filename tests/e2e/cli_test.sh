@@ -164,5 +164,97 @@ cp "$TMP/out" "$TMP/noise1"
 check simulate-noise-again 0 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --noise 0.1 --seed 3 --json
 if cmp -s "$TMP/out" "$TMP/noise1"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL noise: same seed, different output"; fi
 
+# tune, runs, show, export, resume (issue 5).
+DB="$TMP/hone.db"
+check tune-guided 0 "$HONE" tune --app circuit --db "$DB" --out "$TMP/best.map" --json
+expect_out tune-guided '"run_id": 1'
+expect_out tune-guided '"evaluations": 10'
+expect_out tune-guided '"best_file": "'
+python3 - "$TMP/out" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune-guided-json"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["best_score"] >= 1.0 and d["failures"] >= 0 and d["agent"] == "guided", d
+PY
+check tune-best-checks 0 "$HONE" check "$TMP/best.map" --app circuit
+check tune-table 0 "$HONE" tune --app stencil --agent random --iterations 5 --seed 2 --db "$DB" --out "$TMP/r.map"
+expect_out tune-table "step  status"
+expect_out tune-table "run 2 in"
+check runs-json 0 "$HONE" runs --db "$DB" --json
+expect_out runs-json '"id": 2'
+expect_out runs-json '"agent": "random"'
+check runs-table 0 "$HONE" runs --db "$DB"
+expect_out runs-table "circuit"
+check show-trajectory 0 "$HONE" show 1 --db "$DB" --trajectory
+expect_out show-trajectory "the starting point: the expert mapper"
+check show-best 0 "$HONE" show 1 --db "$DB" --best
+expect_out show-best "hone guided edits"
+check show-json 0 "$HONE" show 1 --db "$DB" --json
+expect_out show-json '"best_so_far"'
+check show-missing 2 "$HONE" show 99 --db "$DB"
+expect_err show-missing "no run 99"
+check export 0 "$HONE" export 1 --db "$DB" --jsonl
+[ "$(wc -l <"$TMP/out")" -eq 10 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL export: not 10 lines"; }
+expect_out export '"change":"--- '
+expect_out export '"diagnostics":{"execution"'
+check no-store 2 "$HONE" runs --db "$TMP/none.db"
+check tune-bad-agent 2 "$HONE" tune --app circuit --agent magic --db "$DB"
+expect_err tune-bad-agent "not one of guided, ensemble, random"
+check tune-bad-feedback 2 "$HONE" tune --app circuit --feedback all --db "$DB"
+check tune-bad-start 2 "$HONE" tune --app circuit --start "$TMP/nope.map" --db "$DB"
+printf 'Task * GPU,CPU;\nLayout * * * SOA F_order;\n' >"$TMP/fstart.map"
+check tune-repairs-start 0 "$HONE" tune --app cannon --start "$TMP/fstart.map" --iterations 3 --db "$DB" --json --out "$TMP/c.map"
+expect_out tune-repairs-start '"failures": 1'
+
+# Killed with SIGKILL in the middle of a run, resumed: ends exactly at its budget, nothing repeated.
+"$HONE" tune --app pennant --agent random --iterations 400 --db "$TMP/kill.db" --out "$TMP/k.map" >/dev/null 2>&1 &
+victim=$!
+for _ in $(seq 1 100); do
+  n=$(python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('select count(*) from evaluations').fetchone()[0])" "$TMP/kill.db" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 20 ] && break
+  sleep 0.05
+done
+kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
+check resume 0 "$HONE" resume 1 --db "$TMP/kill.db" --json --out "$TMP/k.map"
+expect_out resume '"evaluations": 400'
+python3 - "$TMP/kill.db" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL resume: lost or repeated evaluations"; }
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = c.execute("select count(*) from evaluations").fetchone()[0]
+d = c.execute("select count(distinct candidate_id) from evaluations").fetchone()[0]
+assert n == 400 and d == 400, (n, d)
+PY
+check resume-missing 2 "$HONE" resume 7 --db "$TMP/kill.db"
+
+# The command evaluator: a fake application reading the mapper it is given.
+cat >"$TMP/app.sh" <<'SH'
+#!/bin/sh
+# faster when the shared regions are in framebuffer memory
+n=$(grep -c 'FBMEM' "$1")
+echo "elapsed time: $(python3 -c "print(10.0 / (1 + $n))") s"
+SH
+chmod +x "$TMP/app.sh"
+check tune-command 0 "$HONE" tune --app circuit --evaluator command --run "$TMP/app.sh {policy}" --metric 'elapsed time: ([0-9.]+)' --iterations 4 --db "$DB" --json --out "$TMP/cmd.map" --workdir "$TMP/work"
+expect_out tune-command '"evaluations": 4'
+check tune-command-no-metric 2 "$HONE" tune --app circuit --evaluator command --run true --db "$DB"
+expect_err tune-command-no-metric "metric regex"
+
+# space and simulate --assign, for external tuners.
+check space-json 0 "$HONE" space --app cannon --json
+expect_out space-json '"name": "task_4.layout"'
+expect_out space-json '"allowed"'
+check space-table 0 "$HONE" space --app circuit
+expect_out space-table "calculate_new_currents.processor"
+printf '{"stencil.processor": "GPU,CPU", "stencil.layout": "SOA F_order"}' >"$TMP/a.json"
+check simulate-assign 0 "$HONE" simulate --app stencil --assign "$TMP/a.json" --json
+expect_out simulate-assign '"score"'
+expect_out simulate-assign '"mapper": "# A mapper for stencil'
+printf '{"stencil.procesor": "GPU,CPU"}' >"$TMP/bad.json"
+check simulate-assign-bad 1 "$HONE" simulate --app stencil --assign "$TMP/bad.json"
+expect_err simulate-assign-bad "did you mean 'stencil.processor'?"
+printf '{"stencil.processor": ' >"$TMP/trunc.json"
+check simulate-assign-truncated 1 "$HONE" simulate --app stencil --assign "$TMP/trunc.json"
+expect_err simulate-assign-truncated "not JSON"
+check simulate-nothing 2 "$HONE" simulate --app stencil
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
