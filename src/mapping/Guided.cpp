@@ -417,6 +417,15 @@ private:
     }
   }
 
+  /// How busy the busiest processor kind is on average (the "processor" bottleneck's share).
+  double busiestKindShare() const {
+    if (bestProfile_.contains("bottlenecks"))
+      for (const auto &b : bestProfile_["bottlenecks"])
+        if (b.value("kind", "") == "processor")
+          return b.value("share", 0.0);
+    return 0;
+  }
+
   /// Whether the start mapper has its own placement statement for the task.
   bool startMaps(const std::string &task, ProcKind kind, bool single) const {
     return startPolicy_.ok() && dsl::taskMapStatementFor(startPolicy_.program, task, kind, single) != nullptr;
@@ -518,7 +527,8 @@ private:
         }
       }
     }
-    if (kind == "idle" || kind == "processor" || kind == "imbalance") {
+    if ((kind == "idle" || kind == "processor" || kind == "imbalance") && busiestKindShare() < 0.95) {
+      // Processors wait for work: spread the launches differently (pointless when all are busy).
       for (const auto &task : busiestTasks())
         for (const char *suffix : {".placement", ".single_placement"})
           if (const Param *p = param(task + suffix))
@@ -580,11 +590,25 @@ private:
       std::string why = busy > 0 ? fmt::format("explore: {} is busy {} in total", task, ms(busy))
                                  : fmt::format("explore: {}", task);
       ProcKind k = kindOf(task);
+      // Arguments shared between points first: a private piece is best where the task runs.
+      std::vector<std::string> regions, privates;
       for (const auto &region : regionsOf(*t)) {
+        bool priv = std::all_of(t->args.begin(), t->args.end(),
+                                [&](const model::Arg &a) { return a.region != region || privateTo(*t, a); });
+        (priv ? privates : regions).push_back(region);
+      }
+      regions.insert(regions.end(), privates.begin(), privates.end());
+      for (const auto &region : regions) {
         std::string now = memoryOf(task, region);
-        for (const auto &list : memoryLists(task, region))
-          if (list.substr(0, list.find(',')) != now)
+        std::vector<std::string> reach = space_.memoryKinds(k);
+        for (const auto &list : memoryLists(task, region)) {
+          std::string first = list.substr(0, list.find(','));
+          std::string second = list.find(',') == std::string::npos ? first : list.substr(list.find(',') + 1);
+          bool reachable = std::find(reach.begin(), reach.end(), first) != reach.end() &&
+                           std::find(reach.begin(), reach.end(), second) != reach.end();
+          if (first != now && reachable) // a kind the processor cannot reach would only fail
             edits.push_back(regionEdit(task, region, k, list, fmt::format("{}; try {} in {}", why, region, list)));
+        }
       }
       for (const char *suffix : {".placement", ".single_placement"})
         if (const Param *p = param(task + suffix))

@@ -179,8 +179,10 @@ check tune-best-checks 0 "$HONE" check "$TMP/best.map" --app circuit
 check tune-table 0 "$HONE" tune --app stencil --agent random --iterations 5 --seed 2 --db "$DB" --out "$TMP/r.map"
 expect_out tune-table "step  status"
 expect_out tune-table "run 2 in"
+check tune-jobs 0 "$HONE" tune --app cannon --agent ensemble --iterations 40 --jobs 3 --db "$DB" --out "$TMP/j.map" --json
+expect_out tune-jobs '"evaluations": 40'
 check runs-json 0 "$HONE" runs --db "$DB" --json
-expect_out runs-json '"id": 2'
+expect_out runs-json '"id": 3'
 expect_out runs-json '"agent": "random"'
 check runs-table 0 "$HONE" runs --db "$DB"
 expect_out runs-table "circuit"
