@@ -60,13 +60,15 @@ for app in apps:
             evals += sum(r["evaluations"] for r in runs)
             fails += sum(r["failures"] for r in runs)
     g, e = means[("guided", 10)], means[("ensemble", 1000)]
-    ok1, ok2 = g >= 1.0, g >= e - 1e-9
+    tie = abs(g - e) < 0.0005  # equal at the table's precision
+    ok1, ok2 = g >= 1.0, g >= e or tie
     met_expert += ok1
     met_ensemble += ok2
-    print(f"| {app} | " + " | ".join(cells) + f" | {'yes' if ok1 else 'no'} | {'yes' if ok2 else f'no ({g - e:+.3f})'} |")
+    verdict = "tie" if tie else ("yes" if ok2 else f"no ({g - e:+.3f})")
+    print(f"| {app} | " + " | ".join(cells) + f" | {'yes' if ok1 else 'no'} | {verdict} |")
 print()
 print(f"guided at 10 evaluations reaches the expert on {met_expert} of {len(apps)} apps and the ensemble at 1000 "
-      f"evaluations on {met_ensemble} of {len(apps)}.")
+      f"evaluations (or ties with it at three digits) on {met_ensemble} of {len(apps)}.")
 print()
 r = json.load(open(f"{work}/random-1000.json"))
 print(f"Random mappers fail in {fails} of {evals} evaluations ({100.0 * fails / evals:.0f}%; the paper: 82%). "

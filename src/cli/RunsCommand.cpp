@@ -73,11 +73,24 @@ json runJson(const store::RunInfo &r, const RunSummary &s) {
           {"score_relative_to", r.config.value("baseline_label", "")}};
 }
 
-std::optional<store::RunInfo> findRun(store::Store &st, int64_t id, const std::string &db) {
-  auto run = st.run(id);
-  if (!run)
+struct OpenedRun {
+  std::unique_ptr<store::Store> store;
+  store::RunInfo run;
+  std::vector<store::StepRecord> steps;
+};
+
+/// The store at `db` and its run `id` with its steps; prints why not.
+std::optional<OpenedRun> openRun(const std::string &db, int64_t id) {
+  auto st = openStore(db);
+  if (!st)
+    return std::nullopt;
+  auto run = st->run(id);
+  if (!run) {
     std::cerr << fmt::format("hone: no run {} in {} (hone runs --db {} lists them)\n", id, db, db);
-  return run;
+    return std::nullopt;
+  }
+  auto steps = st->steps(id);
+  return OpenedRun{std::move(st), std::move(*run), std::move(steps)};
 }
 
 /// A unified diff of two texts, by lines.
@@ -152,13 +165,11 @@ void addShowCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto st = openStore(opts->db);
-      if (!st)
+      auto opened = openRun(opts->db, opts->run);
+      if (!opened)
         return kUsage;
-      auto run = findRun(*st, opts->run, opts->db);
-      if (!run)
-        return kUsage;
-      auto steps = st->steps(run->id);
+      const store::RunInfo *run = &opened->run;
+      const auto &steps = opened->steps;
       RunSummary s = summarize(steps);
       if (opts->json) {
         json j = runJson(*run, s);
@@ -233,13 +244,11 @@ void addExportCommand(CLI::App &app, Action &action) {
   cmd->add_option("--out", opts->out, "Write to this file (default: standard output)");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto st = openStore(opts->db);
-      if (!st)
+      auto opened = openRun(opts->db, opts->run);
+      if (!opened)
         return kUsage;
-      auto run = findRun(*st, opts->run, opts->db);
-      if (!run)
-        return kUsage;
-      auto steps = st->steps(run->id);
+      const store::RunInfo *run = &opened->run;
+      const auto &steps = opened->steps;
       std::map<std::string, const store::StepRecord *> byHash;
       for (const auto &s : steps)
         byHash.emplace(s.hash, &s);

@@ -4,6 +4,8 @@
 #include "cli/Commands.h"
 #include "cli/Tuning.h"
 
+#include "mapping/Evaluators.h"
+#include "model/App.h"
 #include "store/Store.h"
 #include "support/FileUtil.h"
 
@@ -80,6 +82,19 @@ void addTuneCommand(CLI::App &app, Action &action) {
         }
         config.start = *text;
         config.startLabel = opts->startFile;
+        // A start that does not check would make every edit of it fail: say so now, located.
+        if (auto models = loadModels(config.app, config.machine, config.size)) {
+          if (auto bad = mapping::rejectIfInvalid(config.start, models->app.get())) {
+            std::string diags = bad->rawOutput;
+            for (size_t at = diags.find("candidate.map"); at != std::string::npos;
+                 at = diags.find("candidate.map", at + opts->startFile.size()))
+              diags.replace(at, 13, opts->startFile);
+            std::cerr << diags << "hone: --start " << opts->startFile << " does not check; fix it first\n";
+            return kRejected;
+          }
+        } else {
+          return kUsage;
+        }
       }
       auto report = runTune(config, opts->db, std::nullopt, opts->out, !opts->json && isatty(2));
       return finish(report, config, opts->db, opts->json);
