@@ -483,11 +483,14 @@ private:
           }
         if (t->inner())
           continue;
-        // Where the data comes from decides what moves: place the tasks that write
-        // this task's inputs (setup included) the way the launch that reads them is placed.
+        // Where the data comes from decides what moves: place the setup tasks that write
+        // this task's inputs with Legion's default block (then the other patterns).
         for (const auto &arg : t->args)
           for (const auto &producer : app_.tasks) {
-            if (producer.name == task || producer.inner())
+            // Setup work (untimed) on the consumer's kind: where it runs decides which
+            // processor's memory the data starts in.
+            if (producer.name == task || producer.inner() || statOf(producer.name) ||
+                kindOf(producer.name) != k)
               continue;
             bool writes = false;
             for (const auto &parg : producer.args)
