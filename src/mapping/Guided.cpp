@@ -109,7 +109,6 @@ public:
         best_ = version;
         bestHash_ = s.candidate.hash;
         bestProfile_ = s.result.profile;
-        bestFeedback_ = s.feedback;
         haveBest_ = true;
         if (edit) // what improved is settled: later edits do not undo it
           settled_.insert(edit->key);
@@ -632,7 +631,7 @@ private:
   Version best_;
   std::string bestHash_;
   double bestScore_ = -1;
-  json bestProfile_ = json::object(), bestFeedback_ = json::object();
+  json bestProfile_ = json::object();
   std::deque<std::pair<Version, Edit>> queue_;
   std::vector<std::pair<Version, std::optional<Edit>>> pending_;
   std::set<std::string> proposed_, tried_, settled_;
