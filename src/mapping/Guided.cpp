@@ -64,7 +64,8 @@ bool mentions(const std::string &text, const std::string &word) {
   return false;
 }
 
-std::string ms(double s) { return fmt::format("{:.3g} ms", s * 1e3); }
+/// A duration for a rationale: "39.5 ms", "4.26 s".
+std::string ms(double s) { return s >= 1 ? fmt::format("{:.3g} s", s) : fmt::format("{:.3g} ms", s * 1e3); }
 
 class GuidedAgent final : public engine::Strategy {
 public:

@@ -1,0 +1,464 @@
+#include "llm/Client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace hone::llm {
+
+using nlohmann::json;
+
+std::string_view toString(Format f) {
+  switch (f) {
+  case Format::Text: return "text";
+  case Format::JsonObject: return "json_object";
+  case Format::JsonSchema: return "json_schema";
+  }
+  return "?";
+}
+
+const std::vector<Preset> &presets() {
+  static const std::vector<Preset> all = {
+      {"openai", "https://api.openai.com/v1", true, "needs HONE_LLM_API_KEY"},
+      {"vllm", "http://localhost:8000/v1", false, "vllm serve MODEL; the key is ignored unless --api-key was given"},
+      {"llamacpp", "http://localhost:8080/v1", false,
+       "llama-server -m MODEL.gguf; GET /health answers once the model is loaded; extra requests wait for a slot"},
+      {"ollama", "http://localhost:11434/v1", false, "ollama serve; clients must send a key, the server ignores it"},
+  };
+  return all;
+}
+
+const Preset *findPreset(const std::string &name) {
+  for (const auto &p : presets())
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+// ---- the curl transport ---------------------------------------------------------
+
+namespace {
+
+size_t onBody(char *data, size_t size, size_t count, void *out) {
+  static_cast<std::string *>(out)->append(data, size * count);
+  return size * count;
+}
+
+size_t onHeader(char *data, size_t size, size_t count, void *out) {
+  std::string line(data, size * count);
+  auto colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::string value = line.substr(colon + 1);
+    auto b = value.find_first_not_of(" \t"), e = value.find_last_not_of(" \t\r\n");
+    (*static_cast<std::map<std::string, std::string> *>(out))[name] =
+        b == std::string::npos ? "" : value.substr(b, e - b + 1);
+  }
+  return size * count;
+}
+
+class CurlTransport final : public Transport {
+public:
+  CurlTransport() {
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  }
+  HttpResult post(const std::string &url, const std::vector<std::string> &headers, const std::string &body,
+                  double timeoutS) override {
+    HttpResult r;
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+      r.error = "cannot initialise libcurl";
+      return r;
+    }
+    curl_slist *list = nullptr;
+    for (const auto &h : headers)
+      list = curl_slist_append(list, h.c_str());
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeoutS * 1000));
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeoutS, 30.0) * 1000));
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onBody);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
+    CURLcode code = curl_easy_perform(curl);
+    if (code == CURLE_OK) {
+      long status = 0;
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+      r.connected = true;
+      r.status = static_cast<int>(status);
+    } else {
+      r.timedOut = code == CURLE_OPERATION_TIMEDOUT;
+      r.error = curl_easy_strerror(code);
+    }
+    curl_slist_free_all(list);
+    curl_easy_cleanup(curl);
+    return r;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Transport> makeCurlTransport() { return std::make_unique<CurlTransport>(); }
+
+// ---- the client ---------------------------------------------------------------------
+
+namespace {
+
+uint64_t fnv(const std::string &text, uint64_t h) {
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+bool transient(int status) { return status == 408 || status == 409 || status == 429 || status >= 500; }
+
+/// Retry-After (seconds) or retry-after-ms, when between 0 and 60 s.
+std::optional<double> retryAfter(const std::map<std::string, std::string> &headers) {
+  auto number = [](const std::string &s) -> std::optional<double> {
+    char *end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str())
+      return std::nullopt;
+    return v;
+  };
+  if (auto it = headers.find("retry-after-ms"); it != headers.end())
+    if (auto v = number(it->second); v && *v >= 0 && *v <= 60000)
+      return *v / 1000;
+  if (auto it = headers.find("retry-after"); it != headers.end())
+    if (auto v = number(it->second); v && *v >= 0 && *v <= 60)
+      return *v;
+  return std::nullopt;
+}
+
+/// The server's error message: {"error": {"message": ...}} or {"error": "..."}, else the body's start.
+std::string serverMessage(const std::string &body) {
+  try {
+    json j = json::parse(body);
+    if (j.contains("error")) {
+      const json &e = j["error"];
+      if (e.is_string())
+        return e.get<std::string>();
+      if (e.is_object() && e.contains("message") && e["message"].is_string())
+        return e["message"].get<std::string>();
+    }
+  } catch (const json::exception &) {
+  }
+  return body.substr(0, 300);
+}
+
+} // namespace
+
+Client::Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep sleep)
+    : config_(std::move(config)), transport_(std::move(transport)), sleep_(std::move(sleep)),
+      jitterState_(config_.seed * 0x9E3779B97F4A7C15ull + 1) {}
+
+Client::~Client() {
+  if (cache_)
+    sqlite3_close(cache_);
+}
+
+support::Expected<std::unique_ptr<Client>> Client::make(ClientConfig config, std::unique_ptr<Transport> transport,
+                                                         Sleep sleep) {
+  if (config.model.empty())
+    return support::Error{"the LLM needs a model name (--llm-model)"};
+  if (config.baseUrl.empty() && !config.replay)
+    return support::Error{"the LLM needs an endpoint (--llm-url, e.g. http://localhost:8000/v1)"};
+  while (!config.baseUrl.empty() && config.baseUrl.back() == '/')
+    config.baseUrl.pop_back();
+  if (config.replay && config.cachePath.empty())
+    return support::Error{"replay needs a response cache (--llm-cache PATH)"};
+  if (!transport)
+    transport = makeCurlTransport();
+  if (!sleep)
+    sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
+  std::unique_ptr<Client> c(new Client(std::move(config), std::move(transport), std::move(sleep)));
+  if (!c->config_.cachePath.empty()) {
+    int flags = c->config_.replay ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (sqlite3_open_v2(c->config_.cachePath.c_str(), &c->cache_, flags | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+        SQLITE_OK) {
+      std::string why = c->cache_ ? sqlite3_errmsg(c->cache_) : "cannot open";
+      return support::Error{fmt::format("--llm-cache {}: {}", c->config_.cachePath, why)};
+    }
+    sqlite3_busy_timeout(c->cache_, 5000);
+    if (!c->config_.replay) {
+      char *err = nullptr;
+      int rc = sqlite3_exec(c->cache_,
+                            "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, "
+                            "request TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT "
+                            "(strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
+                            nullptr, nullptr, &err);
+      if (rc != SQLITE_OK) {
+        std::string why = err ? err : "unknown error";
+        sqlite3_free(err);
+        return support::Error{fmt::format("--llm-cache {}: {}", c->config_.cachePath, why)};
+      }
+    }
+  }
+  return c;
+}
+
+std::string Client::redact(std::string text) const {
+  if (config_.apiKey.size() >= 4)
+    for (size_t at = text.find(config_.apiKey); at != std::string::npos; at = text.find(config_.apiKey, at))
+      text.replace(at, config_.apiKey.size(), "[key]");
+  return text;
+}
+
+json Client::body(const ChatRequest &request, Format format) const {
+  json messages = json::array();
+  for (const auto &m : request.messages)
+    messages.push_back({{"role", m.role}, {"content", m.content}});
+  json j{{"model", config_.model}, {"messages", messages}, {"temperature", request.temperature}};
+  if (request.maxTokens > 0)
+    j["max_tokens"] = request.maxTokens;
+  if (format == Format::JsonObject)
+    j["response_format"] = {{"type", "json_object"}};
+  if (format == Format::JsonSchema)
+    j["response_format"] = {
+        {"type", "json_schema"},
+        {"json_schema", {{"name", request.schemaName}, {"strict", true}, {"schema", request.schema}}}};
+  return j;
+}
+
+std::string Client::cacheKey(const ChatRequest &request) const {
+  std::string text = body(request, request.format).dump();
+  return fmt::format("{:016x}{:016x}", fnv(text, 1469598103934665603ull), fnv(text, 0x84222325cbf29ce4ull));
+}
+
+std::optional<ChatResponse> Client::cached(const std::string &key) {
+  if (!cache_)
+    return std::nullopt;
+  sqlite3_stmt *st = nullptr;
+  std::optional<ChatResponse> out;
+  if (sqlite3_prepare_v2(cache_, "SELECT response FROM llm_cache WHERE key = ?", -1, &st, nullptr) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      try {
+        json j = json::parse(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)));
+        ChatResponse r;
+        r.content = j.value("content", "");
+        r.finishReason = j.value("finish_reason", "");
+        r.usage.promptTokens = j.value("prompt_tokens", int64_t{0});
+        r.usage.completionTokens = j.value("completion_tokens", int64_t{0});
+        std::string f = j.value("format", "text");
+        r.format = f == "json_schema" ? Format::JsonSchema : f == "json_object" ? Format::JsonObject : Format::Text;
+        r.cached = true;
+        r.attempts = 0;
+        out = r;
+      } catch (const json::exception &) {
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  return out;
+}
+
+void Client::store(const std::string &key, const json &request, const ChatResponse &response) {
+  if (!cache_ || config_.replay)
+    return;
+  json j{{"content", response.content},
+         {"finish_reason", response.finishReason},
+         {"prompt_tokens", response.usage.promptTokens},
+         {"completion_tokens", response.usage.completionTokens},
+         {"format", toString(response.format)}};
+  sqlite3_stmt *st = nullptr;
+  if (sqlite3_prepare_v2(cache_, "INSERT OR REPLACE INTO llm_cache (key, request, response) VALUES (?, ?, ?)", -1,
+                         &st, nullptr) == SQLITE_OK) {
+    std::string req = request.dump(), resp = j.dump();
+    sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, req.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, resp.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_step(st);
+  }
+  sqlite3_finalize(st);
+}
+
+support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
+  std::string key = cacheKey(request);
+  {
+    std::lock_guard lock(mutex_);
+    if (auto hit = cached(key)) {
+      totals_.promptTokens += hit->usage.promptTokens;
+      totals_.completionTokens += hit->usage.completionTokens;
+      hit->cost = (static_cast<double>(hit->usage.promptTokens) * config_.pricePromptPerMTok +
+                   static_cast<double>(hit->usage.completionTokens) * config_.priceCompletionPerMTok) /
+                  1e6;
+      cost_ += hit->cost;
+      return *hit;
+    }
+    if (config_.replay)
+      return support::Error{
+          fmt::format("replay: the cache {} has no response for this request (key {}); the run diverged from the "
+                      "recorded one",
+                      config_.cachePath, key)};
+    if (config_.tokenBudget > 0 && totals_.promptTokens + totals_.completionTokens >= config_.tokenBudget)
+      return support::Error{fmt::format("the token budget of {} is used up ({} tokens)", config_.tokenBudget,
+                                        totals_.promptTokens + totals_.completionTokens)};
+    if (config_.moneyBudget > 0 && cost_ >= config_.moneyBudget)
+      return support::Error{fmt::format("the money budget of {:.4f} is used up ({:.4f})", config_.moneyBudget, cost_)};
+  }
+  // Bounded concurrency: wait for a slot.
+  {
+    std::unique_lock lock(mutex_);
+    slots_.wait(lock, [&] { return inFlight_ < std::max(1, config_.concurrency); });
+    ++inFlight_;
+  }
+  struct Release {
+    Client *c;
+    ~Release() {
+      std::lock_guard lock(c->mutex_);
+      --c->inFlight_;
+      c->slots_.notify_one();
+    }
+  } release{this};
+
+  std::vector<std::string> headers = {"Content-Type: application/json", "Accept: application/json"};
+  if (!config_.apiKey.empty())
+    headers.push_back("Authorization: Bearer " + config_.apiKey);
+  Format format;
+  {
+    std::lock_guard lock(mutex_);
+    format = std::min(request.format, maxFormat_);
+  }
+  std::string url = config_.baseUrl + "/chat/completions";
+  int attempts = 0, retries = 0;
+  std::string lastError;
+  for (;;) {
+    ++attempts;
+    json sent = body(request, format);
+    HttpResult r = transport_->post(url, headers, sent.dump(), config_.timeoutS);
+    bool retry = false;
+    if (!r.connected) {
+      lastError = r.timedOut ? fmt::format("no reply from {} within {} s", url, config_.timeoutS)
+                             : fmt::format("cannot reach {}: {}", url, r.error);
+      retry = true;
+    } else if (r.status == 400 && format != Format::Text &&
+               (r.body.find("response_format") != std::string::npos || r.body.find("json_schema") != std::string::npos ||
+                r.body.find("json_object") != std::string::npos)) {
+      // The server refuses structured output: ask again with the next weaker format (not a retry).
+      format = format == Format::JsonSchema ? Format::JsonObject : Format::Text;
+      std::lock_guard lock(mutex_);
+      maxFormat_ = std::min(maxFormat_, format);
+      continue;
+    } else if (r.status != 200) {
+      lastError = fmt::format("{} answered HTTP {}: {}", url, r.status, serverMessage(r.body));
+      if (!transient(r.status))
+        return support::Error{redact(lastError)};
+      retry = true;
+    } else {
+      try {
+        json reply = json::parse(r.body);
+        const json &choice = reply.at("choices").at(0);
+        ChatResponse out;
+        const json &content = choice.at("message").at("content");
+        out.content = content.is_string() ? content.get<std::string>() : content.dump();
+        out.finishReason = choice.value("finish_reason", "");
+        if (reply.contains("usage") && reply["usage"].is_object()) {
+          out.usage.promptTokens = reply["usage"].value("prompt_tokens", int64_t{0});
+          out.usage.completionTokens = reply["usage"].value("completion_tokens", int64_t{0});
+        }
+        out.format = format;
+        out.attempts = attempts;
+        out.cost = (static_cast<double>(out.usage.promptTokens) * config_.pricePromptPerMTok +
+                    static_cast<double>(out.usage.completionTokens) * config_.priceCompletionPerMTok) /
+                   1e6;
+        std::lock_guard lock(mutex_);
+        totals_.promptTokens += out.usage.promptTokens;
+        totals_.completionTokens += out.usage.completionTokens;
+        cost_ += out.cost;
+        store(key, body(request, request.format), out);
+        return out;
+      } catch (const json::exception &e) {
+        // A cut or garbled body: the connection, not the request, is at fault.
+        lastError = fmt::format("{} sent an unreadable reply ({} bytes): {}", url, r.body.size(), e.what());
+        retry = true;
+      }
+    }
+    if (!retry || retries >= config_.maxRetries)
+      return support::Error{redact(fmt::format("{} (after {} attempt{})", lastError, attempts, attempts == 1 ? "" : "s"))};
+    double delay;
+    {
+      std::lock_guard lock(mutex_);
+      jitterState_ = jitterState_ * 6364136223846793005ull + 1442695040888963407ull;
+      double u = static_cast<double>(jitterState_ >> 11) * 0x1.0p-53;
+      double backoff = std::min(config_.backoffMaxS, config_.backoffS * std::pow(2.0, retries));
+      delay = r.connected ? retryAfter(r.headers).value_or(backoff * (1 - config_.jitter * u))
+                          : backoff * (1 - config_.jitter * u);
+      delays_.push_back(delay);
+    }
+    ++retries;
+    sleep_(delay);
+  }
+}
+
+Usage Client::totals() const {
+  std::lock_guard lock(mutex_);
+  return totals_;
+}
+
+double Client::cost() const {
+  std::lock_guard lock(mutex_);
+  return cost_;
+}
+
+std::vector<double> Client::delays() const {
+  std::lock_guard lock(mutex_);
+  return delays_;
+}
+
+// ---- reading replies ------------------------------------------------------------------
+
+std::optional<std::string> extractCodeBlock(const std::string &text, const std::string &lang) {
+  std::optional<std::string> first;
+  for (size_t open = text.find("```"); open != std::string::npos;) {
+    size_t lineEnd = text.find('\n', open);
+    if (lineEnd == std::string::npos)
+      break;
+    std::string tag = text.substr(open + 3, lineEnd - open - 3);
+    tag.erase(std::remove_if(tag.begin(), tag.end(), [](unsigned char c) { return std::isspace(c); }), tag.end());
+    size_t close = text.find("```", lineEnd + 1);
+    std::string block = text.substr(lineEnd + 1, (close == std::string::npos ? text.size() : close) - lineEnd - 1);
+    if (!lang.empty() && tag == lang)
+      return block;
+    if (!first)
+      first = block;
+    if (close == std::string::npos)
+      break;
+    open = text.find("```", close + 3);
+  }
+  return first;
+}
+
+std::optional<json> extractJson(const std::string &text) {
+  auto tryParse = [](const std::string &s) -> std::optional<json> {
+    try {
+      json j = json::parse(s);
+      if (j.is_object())
+        return j;
+    } catch (const json::exception &) {
+    }
+    return std::nullopt;
+  };
+  if (auto j = tryParse(text))
+    return j;
+  if (auto block = extractCodeBlock(text, "json"))
+    if (auto j = tryParse(*block))
+      return j;
+  auto b = text.find('{'), e = text.rfind('}');
+  if (b != std::string::npos && e != std::string::npos && e > b)
+    return tryParse(text.substr(b, e - b + 1));
+  return std::nullopt;
+}
+
+} // namespace hone::llm

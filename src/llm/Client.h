@@ -1,0 +1,153 @@
+// A client for OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp's
+// server, Ollama): POST {base}/chat/completions over libcurl. It retries only
+// transient failures (connection errors, timeouts, 408, 409, 429, 5xx) with
+// exponential backoff and jitter, honouring Retry-After; bounds concurrency;
+// asks for structured output and falls back (json_schema -> json_object ->
+// text) when a server refuses it; counts tokens and money against budgets;
+// and caches responses in SQLite so a run can be replayed without the
+// network. The API key never appears in messages, logs or the cache.
+// Knows nothing of mappers or search.
+#pragma once
+
+#include "support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace hone::llm {
+
+struct Message {
+  std::string role; // "system", "user", "assistant"
+  std::string content;
+};
+
+enum class Format { Text, JsonObject, JsonSchema };
+std::string_view toString(Format f);
+
+struct ChatRequest {
+  std::vector<Message> messages;
+  double temperature = 0.2;
+  int maxTokens = 0; // 0: the server's default
+  Format format = Format::Text;
+  nlohmann::json schema; // for JsonSchema
+  std::string schemaName = "reply";
+};
+
+struct Usage {
+  int64_t promptTokens = 0;
+  int64_t completionTokens = 0;
+};
+
+struct ChatResponse {
+  std::string content;
+  Usage usage;
+  std::string finishReason;
+  Format format = Format::Text; // the format the server accepted
+  bool cached = false;          // answered from the cache
+  int attempts = 1;             // HTTP requests made (retries included)
+  double cost = 0;              // money, from the price table
+};
+
+/// What a transport returns for one POST.
+struct HttpResult {
+  bool connected = false; // false: connection error or timeout (see error)
+  bool timedOut = false;
+  int status = 0;
+  std::map<std::string, std::string> headers; // lower-case names
+  std::string body;
+  std::string error;
+};
+
+class Transport {
+public:
+  virtual ~Transport() = default;
+  virtual HttpResult post(const std::string &url, const std::vector<std::string> &headers, const std::string &body,
+                          double timeoutS) = 0;
+};
+std::unique_ptr<Transport> makeCurlTransport();
+
+struct ClientConfig {
+  std::string baseUrl; // e.g. http://localhost:8000/v1
+  std::string model;
+  std::string apiKey;  // from HONE_LLM_API_KEY or a config file; never from the command line
+  double timeoutS = 120;
+  int maxRetries = 2;
+  double backoffS = 0.5;    // first delay, doubling
+  double backoffMaxS = 8;
+  double jitter = 0.25;     // up to this fraction of the delay is taken off at random
+  int concurrency = 4;      // requests in flight at most
+  std::string cachePath;    // empty: no cache
+  bool replay = false;      // answer only from the cache; never touch the network
+  int64_t tokenBudget = 0;  // prompt + completion tokens; 0: none
+  double moneyBudget = 0;   // 0: none
+  double pricePromptPerMTok = 0, priceCompletionPerMTok = 0;
+  uint64_t seed = 1;        // of the jitter
+};
+
+/// Known endpoint kinds: their default base URL and whether they need a key.
+struct Preset {
+  std::string name, baseUrl;
+  bool needsKey = false;
+  std::string notes;
+};
+const std::vector<Preset> &presets();
+const Preset *findPreset(const std::string &name);
+
+class Client {
+public:
+  using Sleep = std::function<void(double seconds)>;
+  static support::Expected<std::unique_ptr<Client>> make(ClientConfig config,
+                                                         std::unique_ptr<Transport> transport = nullptr,
+                                                         Sleep sleep = nullptr);
+  ~Client();
+  Client(const Client &) = delete;
+  Client &operator=(const Client &) = delete;
+
+  /// One chat completion. Errors say what happened and where (status, the server's message), never the key.
+  support::Expected<ChatResponse> chat(const ChatRequest &request);
+
+  Usage totals() const;
+  double cost() const;
+  /// The delays slept before retries, in order (for tests and logs).
+  std::vector<double> delays() const;
+  /// The cache key of a request: a hash of everything that decides the reply.
+  std::string cacheKey(const ChatRequest &request) const;
+
+private:
+  Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep sleep);
+  std::string redact(std::string text) const;
+  nlohmann::json body(const ChatRequest &request, Format format) const;
+  std::optional<ChatResponse> cached(const std::string &key);
+  void store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
+
+  ClientConfig config_;
+  std::unique_ptr<Transport> transport_;
+  Sleep sleep_;
+  sqlite3 *cache_ = nullptr;
+  mutable std::mutex mutex_; // totals, delays, format downgrades, cache, the jitter generator
+  Usage totals_;
+  double cost_ = 0;
+  std::vector<double> delays_;
+  Format maxFormat_ = Format::JsonSchema; // lowered when a server refuses structured output
+  uint64_t jitterState_;
+  int inFlight_ = 0;
+  std::condition_variable_any slots_;
+};
+
+/// The first fenced code block (```lang ... ```), preferring one tagged `lang`; nullopt if none.
+std::optional<std::string> extractCodeBlock(const std::string &text, const std::string &lang = "");
+/// A JSON object in the text: the whole text, a fenced block, or the outermost {...}.
+std::optional<nlohmann::json> extractJson(const std::string &text);
+
+} // namespace hone::llm

@@ -1,0 +1,346 @@
+// The LLM client against a scripted OpenAI-compatible server on 127.0.0.1:
+// what hone sends, retries and their delays, structured-output fallback,
+// timeouts, cut bodies, errors that must not be retried, the key kept
+// secret, budgets, bounded concurrency, and the cache with exact replay.
+#include "llm/Client.h"
+
+#include <httplib.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <thread>
+
+namespace hone::llm {
+namespace {
+
+using nlohmann::json;
+using Handler = std::function<void(const httplib::Request &, httplib::Response &)>;
+
+/// A chat-completions server whose replies are scripted per test.
+class FakeServer {
+public:
+  FakeServer() {
+    server_.Post("/v1/chat/completions", [this](const httplib::Request &req, httplib::Response &res) {
+      Handler next;
+      {
+        std::lock_guard lock(mutex_);
+        requests.push_back(json::parse(req.body, nullptr, false));
+        authorization.push_back(req.get_header_value("Authorization"));
+        if (!script_.empty()) {
+          next = script_.front();
+          script_.pop_front();
+        }
+      }
+      if (next)
+        next(req, res);
+      else
+        reply("default reply")(req, res);
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() before the loop runs would be lost; wait until it listens.
+    while (!server_.is_running())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~FakeServer() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  void then(Handler h) {
+    std::lock_guard lock(mutex_);
+    script_.push_back(std::move(h));
+  }
+  static Handler reply(const std::string &content, int prompt = 10, int completion = 5) {
+    return [=](const httplib::Request &, httplib::Response &res) {
+      json j{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
+             {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}}}};
+      res.set_content(j.dump(), "application/json");
+    };
+  }
+  static Handler status(int code, const std::string &body, std::map<std::string, std::string> headers = {}) {
+    return [=](const httplib::Request &, httplib::Response &res) {
+      res.status = code;
+      for (const auto &[k, v] : headers)
+        res.set_header(k, v);
+      res.set_content(body, "application/json");
+    };
+  }
+  std::vector<json> requests;
+  std::vector<std::string> authorization;
+
+private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::deque<Handler> script_;
+};
+
+ChatRequest ask(const std::string &text, Format format = Format::Text) {
+  ChatRequest r;
+  r.messages = {{"system", "You write mappers."}, {"user", text}};
+  r.format = format;
+  if (format == Format::JsonSchema)
+    r.schema = {{"type", "object"}, {"properties", {{"mapper", {{"type", "string"}}}}}, {"required", {"mapper"}}};
+  return r;
+}
+
+struct Fixture : ::testing::Test {
+  FakeServer server;
+  std::vector<double> slept;
+  ClientConfig config() {
+    ClientConfig c;
+    c.baseUrl = server.url() + "/";
+    c.model = "test-model";
+    c.apiKey = "sk-secret-1234";
+    c.timeoutS = 5;
+    return c;
+  }
+  std::unique_ptr<Client> client(ClientConfig c) {
+    auto made = Client::make(std::move(c), nullptr, [this](double s) { slept.push_back(s); });
+    EXPECT_TRUE(made.ok()) << (made.ok() ? "" : made.error().message);
+    return std::move(*made);
+  }
+};
+
+TEST_F(Fixture, SendsTheRequestAndCountsTokens) {
+  server.then(FakeServer::reply("Task * GPU;", 120, 30));
+  auto c = client(config());
+  auto r = c->chat(ask("improve this", Format::JsonSchema));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->content, "Task * GPU;");
+  EXPECT_EQ(r->usage.promptTokens, 120);
+  EXPECT_EQ(r->attempts, 1);
+  ASSERT_EQ(server.requests.size(), 1u);
+  const json &sent = server.requests[0];
+  EXPECT_EQ(sent["model"], "test-model");
+  EXPECT_EQ(sent["messages"][1]["content"], "improve this");
+  EXPECT_EQ(sent["response_format"]["type"], "json_schema");
+  EXPECT_EQ(sent["response_format"]["json_schema"]["strict"], true);
+  EXPECT_EQ(server.authorization[0], "Bearer sk-secret-1234");
+  EXPECT_EQ(c->totals().completionTokens, 30);
+}
+
+TEST_F(Fixture, RetriesA429AfterTheServersRetryAfter) {
+  server.then(FakeServer::status(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "3"}}));
+  server.then(FakeServer::reply("ok"));
+  auto c = client(config());
+  auto r = c->chat(ask("x"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->attempts, 2);
+  EXPECT_EQ(slept, (std::vector<double>{3.0}));
+}
+
+TEST_F(Fixture, RetriesServerErrorsWithJitteredExponentialBackoff) {
+  server.then(FakeServer::status(500, "{}"));
+  server.then(FakeServer::status(503, "{}"));
+  server.then(FakeServer::reply("ok"));
+  auto c = client(config());
+  auto r = c->chat(ask("x"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(slept.size(), 2u);
+  EXPECT_GE(slept[0], 0.5 * 0.75);
+  EXPECT_LE(slept[0], 0.5);
+  EXPECT_GE(slept[1], 1.0 * 0.75);
+  EXPECT_LE(slept[1], 1.0);
+}
+
+TEST_F(Fixture, GivesUpAfterTheRetriesWithTheLastError) {
+  for (int i = 0; i < 3; ++i)
+    server.then(FakeServer::status(502, R"({"error":"bad gateway"})"));
+  auto c = client(config());
+  auto r = c->chat(ask("x"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("HTTP 502: bad gateway (after 3 attempts)"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(Fixture, NeverRetriesAWrongModelAndKeepsTheKeySecret) {
+  server.then(FakeServer::status(404, R"({"error":{"message":"model 'test-model' not found for key sk-secret-1234"}})"));
+  auto c = client(config());
+  auto r = c->chat(ask("x"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(server.requests.size(), 1u);
+  EXPECT_NE(r.error().message.find("model 'test-model' not found"), std::string::npos);
+  EXPECT_EQ(r.error().message.find("sk-secret-1234"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("[key]"), std::string::npos);
+}
+
+TEST_F(Fixture, FallsBackFromJsonSchemaToJsonObjectToText) {
+  server.then(FakeServer::status(400, R"({"error":{"message":"response_format json_schema is not supported"}})"));
+  server.then(FakeServer::status(400, R"({"error":{"message":"unknown response_format type json_object"}})"));
+  server.then(FakeServer::reply("plain"));
+  server.then(FakeServer::reply("plain again"));
+  auto c = client(config());
+  auto r = c->chat(ask("x", Format::JsonSchema));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->format, Format::Text);
+  ASSERT_EQ(server.requests.size(), 3u);
+  EXPECT_EQ(server.requests[1]["response_format"]["type"], "json_object");
+  EXPECT_FALSE(server.requests[2].contains("response_format"));
+  // The server's refusal is remembered: the next request goes out as text at once.
+  ASSERT_TRUE(c->chat(ask("y", Format::JsonSchema)).ok());
+  EXPECT_FALSE(server.requests[3].contains("response_format"));
+  EXPECT_TRUE(slept.empty()); // downgrades are not retries
+}
+
+TEST_F(Fixture, AReplyThatNeverComesTimesOut) {
+  server.then([](const httplib::Request &, httplib::Response &res) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    res.set_content("{}", "application/json");
+  });
+  server.then(FakeServer::reply("late but fine"));
+  auto cfg = config();
+  cfg.timeoutS = 0.3;
+  auto c = client(cfg);
+  auto start = std::chrono::steady_clock::now();
+  auto r = c->chat(ask("x"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->content, "late but fine");
+  EXPECT_EQ(slept.size(), 1u);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.4);
+}
+
+TEST_F(Fixture, ACutBodyIsRetried) {
+  server.then(FakeServer::status(200, R"({"choices": [{"message": {"content": "Task)"));
+  server.then(FakeServer::reply("whole"));
+  auto c = client(config());
+  auto r = c->chat(ask("x"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->content, "whole");
+  EXPECT_EQ(r->attempts, 2);
+}
+
+TEST_F(Fixture, AnUnreachableServerIsAConnectionError) {
+  auto cfg = config();
+  cfg.baseUrl = "http://127.0.0.1:1/v1";
+  cfg.maxRetries = 1;
+  auto c = client(cfg);
+  auto r = c->chat(ask("x"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("cannot reach http://127.0.0.1:1/v1/chat/completions"), std::string::npos)
+      << r.error().message;
+  EXPECT_EQ(slept.size(), 1u);
+}
+
+TEST_F(Fixture, BudgetsStopFurtherCalls) {
+  auto cfg = config();
+  cfg.tokenBudget = 20;
+  cfg.pricePromptPerMTok = 1e6; // 1 per token, to make the arithmetic visible
+  server.then(FakeServer::reply("a", 10, 5));
+  server.then(FakeServer::reply("b", 10, 5));
+  auto c = client(cfg);
+  ASSERT_TRUE(c->chat(ask("1")).ok());
+  auto second = c->chat(ask("2"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_DOUBLE_EQ(second->cost, 10.0);
+  auto third = c->chat(ask("3"));
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.error().message.find("token budget of 20"), std::string::npos);
+  EXPECT_EQ(server.requests.size(), 2u);
+  EXPECT_DOUBLE_EQ(c->cost(), 20.0);
+
+  auto money = config();
+  money.moneyBudget = 5;
+  money.pricePromptPerMTok = 1e6;
+  server.then(FakeServer::reply("c", 10, 5));
+  auto m = client(money);
+  ASSERT_TRUE(m->chat(ask("4")).ok());
+  EXPECT_FALSE(m->chat(ask("5")).ok());
+}
+
+TEST_F(Fixture, ConcurrencyIsBounded) {
+  std::atomic<int> now{0}, peak{0};
+  for (int i = 0; i < 6; ++i)
+    server.then([&](const httplib::Request &req, httplib::Response &res) {
+      int n = ++now;
+      for (int p = peak; n > p && !peak.compare_exchange_weak(p, n);)
+        ;
+      std::this_thread::sleep_for(std::chrono::milliseconds(80));
+      --now;
+      FakeServer::reply("ok")(req, res);
+    });
+  auto cfg = config();
+  cfg.concurrency = 2;
+  auto c = client(cfg);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&, i] { EXPECT_TRUE(c->chat(ask("q" + std::to_string(i))).ok()); });
+  for (auto &t : threads)
+    t.join();
+  EXPECT_LE(peak.load(), 2);
+  EXPECT_EQ(server.requests.size(), 6u);
+}
+
+TEST_F(Fixture, ACachedRunReplaysExactlyWithoutTheNetwork) {
+  std::string path = (std::filesystem::temp_directory_path() / ("hone-llm-cache-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(path);
+  auto cfg = config();
+  cfg.cachePath = path;
+  server.then(FakeServer::reply("first", 7, 3));
+  server.then(FakeServer::reply("second", 7, 3));
+  {
+    auto c = client(cfg);
+    ASSERT_EQ(c->chat(ask("a"))->content, "first");
+    ASSERT_EQ(c->chat(ask("b"))->content, "second");
+    auto again = c->chat(ask("a")); // the same request: from the cache
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->cached);
+    EXPECT_EQ(server.requests.size(), 2u);
+  }
+  auto replay = cfg;
+  replay.replay = true;
+  replay.baseUrl = "http://127.0.0.1:1/v1"; // never contacted
+  auto r = client(replay);
+  EXPECT_EQ(r->chat(ask("b"))->content, "second");
+  EXPECT_EQ(r->chat(ask("a"))->content, "first");
+  EXPECT_EQ(r->totals().promptTokens, 14);
+  auto miss = r->chat(ask("c"));
+  ASSERT_FALSE(miss.ok());
+  EXPECT_NE(miss.error().message.find("replay"), std::string::npos);
+  EXPECT_EQ(server.requests.size(), 2u);
+  // The key is not in the cache.
+  std::string bytes;
+  for (const auto &f : {path, path + "-wal"})
+    if (std::filesystem::exists(f)) {
+      std::ifstream in(f, std::ios::binary);
+      bytes += std::string(std::istreambuf_iterator<char>(in), {});
+    }
+  EXPECT_EQ(bytes.find("sk-secret-1234"), std::string::npos);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+TEST(Client, ConfigurationErrorsAreExplained) {
+  ClientConfig c;
+  c.baseUrl = "http://localhost:8000/v1";
+  EXPECT_NE(Client::make(c).error().message.find("--llm-model"), std::string::npos);
+  c.model = "m";
+  c.replay = true;
+  EXPECT_NE(Client::make(c).error().message.find("--llm-cache"), std::string::npos);
+  ASSERT_NE(findPreset("ollama"), nullptr);
+  EXPECT_EQ(findPreset("ollama")->baseUrl, "http://localhost:11434/v1");
+  EXPECT_TRUE(findPreset("openai")->needsKey);
+  EXPECT_EQ(findPreset("gemini"), nullptr);
+}
+
+TEST(Extract, CodeBlocksAndJsonFromTolerantReplies) {
+  std::string reply = "Here:\n```python\nprint(1)\n```\nand the mapper:\n```dsl\nTask * GPU;\n```\n";
+  EXPECT_EQ(extractCodeBlock(reply, "dsl"), "Task * GPU;\n");
+  EXPECT_EQ(extractCodeBlock(reply), "print(1)\n");
+  EXPECT_EQ(extractCodeBlock("no block here"), std::nullopt);
+  EXPECT_EQ(extractCodeBlock("```\nunterminated"), "unterminated");
+  EXPECT_EQ((*extractJson(R"({"a": 1})"))["a"], 1);
+  EXPECT_EQ((*extractJson("text ```json\n{\"a\": 2}\n``` more"))["a"], 2);
+  EXPECT_EQ((*extractJson("Sure! {\"a\": 3} Hope this helps."))["a"], 3);
+  EXPECT_EQ(extractJson("{\"a\": "), std::nullopt);
+  EXPECT_EQ(extractJson("[1, 2]"), std::nullopt);
+}
+
+} // namespace
+} // namespace hone::llm
