@@ -3,8 +3,7 @@
 // timeouts, cut bodies, errors that must not be retried, the key kept
 // secret, budgets, bounded concurrency, and the cache with exact replay.
 #include "llm/Client.h"
-
-#include <httplib.h>
+#include "llm/FakeServer.h"
 
 #include <gtest/gtest.h>
 
@@ -17,69 +16,7 @@ namespace hone::llm {
 namespace {
 
 using nlohmann::json;
-using Handler = std::function<void(const httplib::Request &, httplib::Response &)>;
-
-/// A chat-completions server whose replies are scripted per test.
-class FakeServer {
-public:
-  FakeServer() {
-    server_.Post("/v1/chat/completions", [this](const httplib::Request &req, httplib::Response &res) {
-      Handler next;
-      {
-        std::lock_guard lock(mutex_);
-        requests.push_back(json::parse(req.body, nullptr, false));
-        authorization.push_back(req.get_header_value("Authorization"));
-        if (!script_.empty()) {
-          next = script_.front();
-          script_.pop_front();
-        }
-      }
-      if (next)
-        next(req, res);
-      else
-        reply("default reply")(req, res);
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // stop() before the loop runs would be lost; wait until it listens.
-    while (!server_.is_running())
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  ~FakeServer() {
-    server_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-  void then(Handler h) {
-    std::lock_guard lock(mutex_);
-    script_.push_back(std::move(h));
-  }
-  static Handler reply(const std::string &content, int prompt = 10, int completion = 5) {
-    return [=](const httplib::Request &, httplib::Response &res) {
-      json j{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}, {"finish_reason", "stop"}}}},
-             {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}}}};
-      res.set_content(j.dump(), "application/json");
-    };
-  }
-  static Handler status(int code, const std::string &body, std::map<std::string, std::string> headers = {}) {
-    return [=](const httplib::Request &, httplib::Response &res) {
-      res.status = code;
-      for (const auto &[k, v] : headers)
-        res.set_header(k, v);
-      res.set_content(body, "application/json");
-    };
-  }
-  std::vector<json> requests;
-  std::vector<std::string> authorization;
-
-private:
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::deque<Handler> script_;
-};
-
+using test::FakeServer;
 ChatRequest ask(const std::string &text, Format format = Format::Text) {
   ChatRequest r;
   r.messages = {{"system", "You write mappers."}, {"user", text}};
