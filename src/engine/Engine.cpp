@@ -1,5 +1,7 @@
 #include "engine/Engine.h"
 
+#include "support/StringUtil.h"
+
 #include <fmt/format.h>
 
 #include <atomic>
@@ -8,12 +10,7 @@
 
 namespace hone::engine {
 
-std::string contentHash(const std::string &text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return fmt::format("{:016x}", h);
-}
+std::string contentHash(const std::string &text) { return fmt::format("{:016x}", support::fnv1a64(text)); }
 
 Candidate Candidate::make(std::string artifact, std::string parent, std::string rationale) {
   Candidate c;

@@ -1,5 +1,7 @@
 #include "llm/Client.h"
 
+#include "support/StringUtil.h"
+
 #include <curl/curl.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -115,12 +117,6 @@ std::unique_ptr<Transport> makeCurlTransport() { return std::make_unique<CurlTra
 
 namespace {
 
-uint64_t fnv(const std::string &text, uint64_t h) {
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 bool transient(int status) { return status == 408 || status == 409 || status == 429 || status >= 500; }
 
 /// Retry-After (seconds) or retry-after-ms, when between 0 and 60 s.
@@ -233,7 +229,7 @@ json Client::body(const ChatRequest &request, Format format) const {
 
 std::string Client::cacheKey(const ChatRequest &request) const {
   std::string text = body(request, request.format).dump();
-  return fmt::format("{:016x}{:016x}", fnv(text, 1469598103934665603ull), fnv(text, 0x84222325cbf29ce4ull));
+  return fmt::format("{:016x}{:016x}", support::fnv1a64(text), support::fnv1a64(text, 0x84222325cbf29ce4ull));
 }
 
 std::optional<ChatResponse> Client::cached(const std::string &key) {

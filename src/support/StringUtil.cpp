@@ -56,4 +56,11 @@ std::string joinOr(const std::vector<std::string> &items) {
   return out;
 }
 
+uint64_t fnv1a64(std::string_view text, uint64_t basis) {
+  uint64_t h = basis;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 } // namespace hone::support

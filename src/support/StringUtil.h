@@ -1,6 +1,7 @@
 // Small string helpers: edit distance and "did you mean" suggestions.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,9 @@ size_t editDistance(std::string_view a, std::string_view b);
 /// The candidate closest to `word`, if it is close enough to be a plausible typo
 /// (distance at most max(1, |word|/3)). Ties go to the earliest candidate.
 std::optional<std::string> closestMatch(std::string_view word, const std::vector<std::string> &candidates);
+
+/// The 64-bit FNV-1a hash of `text`, from `basis` (the standard offset basis by default).
+uint64_t fnv1a64(std::string_view text, uint64_t basis = 1469598103934665603ull);
 
 /// "a, b or c" for messages.
 std::string joinOr(const std::vector<std::string> &items);
