@@ -2,6 +2,8 @@
 // runs through a callback that returns the process exit code.
 #pragma once
 
+#include "store/Store.h"
+
 #include <CLI/CLI.hpp>
 
 #include <functional>
@@ -70,6 +72,17 @@ struct LoadedModels {
 /// Finds and loads the models named by --app and --machine; prints the error
 /// and returns nullopt on failure.
 std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size);
+
+/// An existing experiment store (never creates one); prints why not and returns null.
+std::unique_ptr<store::Store> openStore(const std::string &db);
+
+struct OpenedRun {
+  std::unique_ptr<store::Store> store;
+  store::RunInfo run;
+  std::vector<store::StepRecord> steps;
+};
+/// The store at `db` and its run `id` with its steps; prints why not.
+std::optional<OpenedRun> openRun(const std::string &db, int64_t id);
 
 /// The mapper of the assignment in a JSON file; prints the error and returns nullopt.
 std::optional<std::string> renderAssignment(const mapping::Space &space, const std::string &path);

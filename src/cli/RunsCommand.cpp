@@ -22,19 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<store::Store> openStore(const std::string &db) {
-  if (!std::ifstream(db)) {
-    std::cerr << fmt::format("hone: --db {}: no such store (hone tune creates it)\n", db);
-    return nullptr;
-  }
-  auto st = store::Store::open(db);
-  if (!st) {
-    std::cerr << "hone: --db " << db << ": " << st.error().message << "\n";
-    return nullptr;
-  }
-  return std::move(*st);
-}
-
 struct RunSummary {
   size_t evaluations = 0, failures = 0;
   std::optional<size_t> best;
@@ -71,26 +58,6 @@ json runJson(const store::RunInfo &r, const RunSummary &s) {
           {"best_score", s.best ? s.bestScore : 0.0},
           {"best_step", s.best ? json(*s.best) : json()},
           {"score_relative_to", r.config.value("baseline_label", "")}};
-}
-
-struct OpenedRun {
-  std::unique_ptr<store::Store> store;
-  store::RunInfo run;
-  std::vector<store::StepRecord> steps;
-};
-
-/// The store at `db` and its run `id` with its steps; prints why not.
-std::optional<OpenedRun> openRun(const std::string &db, int64_t id) {
-  auto st = openStore(db);
-  if (!st)
-    return std::nullopt;
-  auto run = st->run(id);
-  if (!run) {
-    std::cerr << fmt::format("hone: no run {} in {} (hone runs --db {} lists them)\n", id, db, db);
-    return std::nullopt;
-  }
-  auto steps = st->steps(id);
-  return OpenedRun{std::move(st), std::move(*run), std::move(steps)};
 }
 
 /// A unified diff of two texts, by lines.

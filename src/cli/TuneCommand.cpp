@@ -116,23 +116,16 @@ void addResumeCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto st = store::Store::open(opts->db);
-      if (!st) {
-        std::cerr << "hone: --db " << opts->db << ": " << st.error().message << "\n";
+      auto opened = openRun(opts->db, opts->run);
+      if (!opened)
         return kUsage;
-      }
-      auto run = (*st)->run(opts->run);
-      if (!run) {
-        std::cerr << fmt::format("hone: no run {} in {} (hone runs --db {} lists them)\n", opts->run, opts->db,
-                                 opts->db);
-        return kUsage;
-      }
+      const store::RunInfo *run = &opened->run;
       auto config = TuneConfig::fromJson(run->config);
       if (!config) {
         std::cerr << "hone: run " << opts->run << ": " << config.error().message << "\n";
         return kUsage;
       }
-      st->reset(); // the session opens the store itself
+      opened.reset(); // the session opens the store itself
       auto report = runTune(*config, opts->db, opts->run, opts->out, !opts->json && isatty(2));
       return finish(report, *config, opts->db, opts->json);
     };
