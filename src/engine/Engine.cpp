@@ -136,7 +136,8 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
     if (proposed.size() > want)
       proposed.resize(want);
     if (proposed.empty()) {
-      outcome.stopReason = "the strategy has nothing more to propose";
+      std::string why = strategy.stopReason();
+      outcome.stopReason = why.empty() ? "the strategy has nothing more to propose" : why;
       break;
     }
     // Where each proposal's result comes from: an earlier step of this run,

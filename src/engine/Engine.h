@@ -24,6 +24,7 @@ struct Candidate {
   std::string hash;   // contentHash(artifact)
   std::string parent; // hash of the candidate it was derived from; empty: none
   std::string rationale;
+  nlohmann::json notes; // how the strategy made it (e.g. an LLM conversation and its token counts); recorded
 
   static Candidate make(std::string artifact, std::string parent = {}, std::string rationale = {});
 };
@@ -68,6 +69,8 @@ public:
   virtual std::vector<Candidate> propose(size_t count) = 0;
   /// Results of the candidates proposed last, in order, with their feedback filled in.
   virtual void notify(const std::vector<Step> &steps) = 0;
+  /// Why the strategy proposed nothing (e.g. "the LLM's token budget is used up"); empty: it ran dry.
+  virtual std::string stopReason() const { return {}; }
 };
 
 /// Turns a result into feedback for the strategy (AutoGuide in the mapping domain).

@@ -218,6 +218,8 @@ json Client::body(const ChatRequest &request, Format format) const {
   json j{{"model", config_.model}, {"messages", messages}, {"temperature", request.temperature}};
   if (request.maxTokens > 0)
     j["max_tokens"] = request.maxTokens;
+  if (request.seed)
+    j["seed"] = *request.seed;
   if (format == Format::JsonObject)
     j["response_format"] = {{"type", "json_object"}};
   if (format == Format::JsonSchema)

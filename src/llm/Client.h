@@ -39,6 +39,7 @@ struct ChatRequest {
   std::vector<Message> messages;
   double temperature = 0.2;
   int maxTokens = 0; // 0: the server's default
+  std::optional<int64_t> seed; // sampling seed, sent as "seed" (OpenAI, vLLM, llama.cpp, Ollama); part of the cache key
   Format format = Format::Text;
   nlohmann::json schema; // for JsonSchema
   std::string schemaName = "reply";

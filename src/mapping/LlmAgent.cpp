@@ -15,7 +15,10 @@ using nlohmann::json;
 LlmAgent::LlmAgent(const model::AppModel &app, const model::MachineModel &machine, std::string start,
                    std::string startLabel, llm::Client &client, LlmAgentOptions options)
     : app_(app), machine_(machine), start_(std::move(start)), startLabel_(std::move(startLabel)), client_(client),
-      options_(std::move(options)) {}
+      options_(std::move(options)) {
+  if (auto k = parseOptimizer(options_.optimizer))
+    shots_ = *k;
+}
 
 std::string LlmAgent::appDescription() const {
   std::string out = app_.description.empty() ? app_.name : app_.name + ": " + app_.description;
@@ -55,24 +58,65 @@ std::pair<std::string, std::string> readReply(const std::string &content) {
   return {content, ""};
 }
 
+std::string scoreText(bool ok, double score) { return ok ? fmt::format("{:.3f}", score) : "0 (failed)"; }
+
 } // namespace
 
-std::optional<engine::Candidate> LlmAgent::ask() {
-  LlmExchange ex;
-  bool opro = options_.optimizer == "opro";
-  auto system = llm::loadTemplate("mapping", "system", options_.promptDirs);
-  auto body = llm::loadTemplate("mapping", opro ? "opro" : "trace", options_.promptDirs);
-  auto repair = llm::loadTemplate("mapping", "repair", options_.promptDirs);
-  for (const auto *t : {&system, &body, &repair})
-    if (!*t) {
-      ex.error = t->error().message;
-      exchanges_.push_back(std::move(ex));
-      return std::nullopt;
+support::Expected<int> parseOptimizer(const std::string &name) {
+  if (name == "trace" || name == "opro")
+    return -1;
+  constexpr std::string_view suffix = "-shot";
+  if (name.size() > suffix.size() && name.ends_with(suffix)) {
+    std::string k = name.substr(0, name.size() - suffix.size());
+    if (k.size() <= 2 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::stoi(k) <= 20)
+      return std::stoi(k);
+  }
+  return support::Error{fmt::format("'{}' is not one of trace, opro, K-shot (0-shot, 5-shot, ... up to 20-shot)",
+                                    name)};
+}
+
+std::string feedbackText(const json &feedback) {
+  if (!feedback.is_object())
+    return "(no feedback)";
+  std::string out = "Execution output:\n" + feedback.value("execution", std::string("(none)")) + "\n";
+  std::string findings;
+  if (feedback.contains("findings") && feedback["findings"].is_array())
+    for (const auto &f : feedback["findings"]) {
+      // The evidence alone is what the profile measured; it is shown as part of an
+      // explanation, so that the exec level shows the execution output only.
+      if (!f.contains("explanation") && !f.contains("suggestion"))
+        continue;
+      findings += fmt::format("- [{}] {}\n", f.value("severity", "note"),
+                              f.value("explanation", f.value("evidence", std::string())));
+      if (f.contains("suggestion"))
+        findings += fmt::format("  Suggestion: {}\n", f["suggestion"].get<std::string>());
     }
-  std::string dsl = options_.dslReference;
-  if (dsl.empty())
-    if (auto ref = llm::loadTemplate("mapping", "dsl", options_.promptDirs))
-      dsl = ref->text;
+  if (!findings.empty())
+    out += "\nAnalysis (AutoGuide):\n" + findings;
+  return out;
+}
+
+json LlmExchange::toJson(const std::string &optimizer) const {
+  json msgs = json::array();
+  for (const auto &m : messages)
+    msgs.push_back({{"role", m.role}, {"content", m.content}});
+  json j{{"agent", "llm"},
+         {"optimizer", optimizer},
+         {"messages", msgs},
+         {"usage", {{"prompt_tokens", usage.promptTokens}, {"completion_tokens", usage.completionTokens}}},
+         {"cost", cost},
+         {"calls", calls},
+         {"repairs", repairs},
+         {"cached", cached && calls > 0}};
+  if (seed)
+    j["seed"] = *seed;
+  if (!error.empty())
+    j["error"] = error;
+  return j;
+}
+
+std::map<std::string, std::string> LlmAgent::promptValues(const std::string &dsl) const {
   const Seen *best = best_ ? &seen_[*best_] : (seen_.empty() ? nullptr : &seen_.front());
   std::map<std::string, std::string> values = {
       {"app", app_.name},
@@ -81,10 +125,19 @@ std::optional<engine::Candidate> LlmAgent::ask() {
       {"machine_description", machineDescription()},
       {"app_description", appDescription()},
       {"mapper", best ? best->text : start_},
-      {"score", best && best->ok ? fmt::format("{:.3f}", best->score) : "failed"},
-      {"feedback", best ? best->feedback.dump(2) : "(not run yet)"},
+      {"score", best ? scoreText(best->ok, best->score) : "not run yet"},
+      {"feedback", best ? feedbackText(best->feedback) : "(not run yet)"},
+      {"last", ""},
+      {"history", ""},
+      {"examples", ""},
   };
-  if (opro) {
+  if (!seen_.empty() && best && &seen_.back() != best) {
+    const Seen &last = seen_.back();
+    values["last"] = fmt::format("## Your last attempt (score {}), not better than the current mapper\n```dsl\n{}\n```\n"
+                                 "What happened when it ran:\n{}\n",
+                                 scoreText(last.ok, last.score), last.text, feedbackText(last.feedback));
+  }
+  if (options_.optimizer == "opro") {
     std::vector<const Seen *> ranked;
     for (const auto &s : seen_)
       ranked.push_back(&s);
@@ -94,18 +147,48 @@ std::optional<engine::Candidate> LlmAgent::ask() {
     std::reverse(ranked.begin(), ranked.end()); // ascending, the best last
     std::string history;
     for (const Seen *s : ranked)
-      history += fmt::format("score: {}\n```dsl\n{}\n```\n\n", s->ok ? fmt::format("{:.3f}", s->score) : "0 (failed)",
-                             s->text);
+      history += fmt::format("score: {}\n```dsl\n{}\n```\n\n", scoreText(s->ok, s->score), s->text);
     values["history"] = history;
   }
-  auto prompt = llm::render(*body, values);
-  if (!prompt) {
-    ex.error = prompt.error().message;
+  if (shots_ > 0) {
+    std::string examples;
+    for (size_t i = 0; i < options_.examples.size() && i < static_cast<size_t>(shots_); ++i)
+      examples += fmt::format("### Example {}: {}\n```dsl\n{}\n```\n\n", i + 1, options_.examples[i].label,
+                              options_.examples[i].text);
+    values["examples"] = examples;
+  }
+  return values;
+}
+
+std::optional<engine::Candidate> LlmAgent::ask() {
+  LlmExchange ex;
+  auto fail = [&](std::string error) -> std::optional<engine::Candidate> {
+    stopReason_ = "the LLM agent stopped: " + error;
+    ex.error = std::move(error);
     exchanges_.push_back(std::move(ex));
     return std::nullopt;
-  }
+  };
+  const char *bodyName = shots_ >= 0 ? "shots" : options_.optimizer == "opro" ? "opro" : "trace";
+  auto system = llm::loadTemplate("mapping", "system", options_.promptDirs);
+  auto body = llm::loadTemplate("mapping", bodyName, options_.promptDirs);
+  auto repair = llm::loadTemplate("mapping", "repair", options_.promptDirs);
+  auto duplicate = llm::loadTemplate("mapping", "duplicate", options_.promptDirs);
+  for (const auto *t : {&system, &body, &repair, &duplicate})
+    if (!*t)
+      return fail(t->error().message);
+  std::string dsl = options_.dslReference;
+  if (dsl.empty())
+    if (auto ref = llm::loadTemplate("mapping", "dsl", options_.promptDirs))
+      dsl = ref->text;
+  auto prompt = llm::render(*body, promptValues(dsl));
+  if (!prompt)
+    return fail(prompt.error().message);
   ex.messages = {{"system", system->text}, {"user", *prompt}};
   llm::ChatRequest request;
+  request.temperature = options_.temperature;
+  if (options_.seed)
+    ex.seed = request.seed = *options_.seed + requests_;
+  ++requests_;
   request.format = llm::Format::JsonSchema;
   request.schema = {{"type", "object"},
                     {"properties", {{"mapper", {{"type", "string"}}}, {"rationale", {{"type", "string"}}}}},
@@ -115,33 +198,50 @@ std::optional<engine::Candidate> LlmAgent::ask() {
   for (int round = 0;; ++round) {
     request.messages = ex.messages;
     auto reply = client_.chat(request);
-    if (!reply) {
-      ex.error = reply.error().message;
-      exchanges_.push_back(std::move(ex));
-      return std::nullopt;
-    }
+    if (!reply)
+      return fail(reply.error().message);
+    ++ex.calls;
+    ex.cached = ex.cached && reply->cached;
     ex.usage.promptTokens += reply->usage.promptTokens;
     ex.usage.completionTokens += reply->usage.completionTokens;
+    ex.cost += reply->cost;
     ex.messages.push_back({"assistant", reply->content});
     std::tie(text, rationale) = readReply(reply->content);
-    auto rejected = rejectIfInvalid(text, &app_);
-    if (!rejected || round >= options_.repairs)
+    std::optional<std::string> followUp;
+    if (auto rejected = rejectIfInvalid(text, &app_)) {
+      auto fix = llm::render(*repair, {{"diagnostics", rejected->profile.dump(2)}});
+      followUp = fix ? *fix : rejected->rawOutput;
+    } else if (std::string hash = engine::contentHash(text); seenByHash_.count(hash) || pending_.count(hash)) {
+      std::string earlier = "is being evaluated";
+      if (auto it = seenByHash_.find(hash); it != seenByHash_.end())
+        earlier = "scored " + scoreText(seen_[it->second].ok, seen_[it->second].score);
+      auto again = llm::render(*duplicate, {{"earlier", earlier}});
+      followUp = again ? *again : "This mapper was already evaluated; write a different one.";
+    }
+    if (!followUp || round >= options_.repairs)
       break;
     ++ex.repairs;
-    auto fix = llm::render(*repair, {{"diagnostics", rejected->profile.dump(2)}});
-    ex.messages.push_back({"user", fix ? *fix : rejected->rawOutput});
+    ex.messages.push_back({"user", *followUp});
   }
   std::string why = rationale.empty() ? "no rationale given" : rationale;
+  const Seen *best = best_ ? &seen_[*best_] : nullptr;
+  engine::Candidate c = engine::Candidate::make(text, shots_ < 0 && best ? best->hash : std::string(),
+                                                fmt::format("llm ({}): {}", options_.optimizer, why));
+  c.notes = ex.toJson(options_.optimizer);
+  pending_.insert(c.hash);
   exchanges_.push_back(std::move(ex));
-  return engine::Candidate::make(text, best ? best->hash : std::string(),
-                                 fmt::format("llm ({}): {}", options_.optimizer, why));
+  return c;
 }
 
 std::vector<engine::Candidate> LlmAgent::propose(size_t count) {
   std::vector<engine::Candidate> out;
   if (!started_) {
     started_ = true;
-    out.push_back(engine::Candidate::make(start_, {}, "the starting point: " + startLabel_));
+    // K-shot samples start from nothing (the ablation's point); trace and opro improve a start.
+    if (shots_ < 0) {
+      out.push_back(engine::Candidate::make(start_, {}, "the starting point: " + startLabel_));
+      pending_.insert(out.back().hash);
+    }
   }
   while (out.size() < count) {
     auto c = ask();
@@ -154,6 +254,10 @@ std::vector<engine::Candidate> LlmAgent::propose(size_t count) {
 
 void LlmAgent::notify(const std::vector<engine::Step> &steps) {
   for (const auto &s : steps) {
+    pending_.erase(s.candidate.hash);
+    if (seenByHash_.count(s.candidate.hash))
+      continue; // a repeat: its result is the earlier one's
+    seenByHash_[s.candidate.hash] = seen_.size();
     seen_.push_back({s.candidate.artifact, s.candidate.hash, s.result.ok() ? s.result.score : 0.0, s.result.ok(),
                      s.feedback});
     if (s.result.ok() && (!best_ || s.result.score > seen_[*best_].score))

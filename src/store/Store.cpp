@@ -13,7 +13,7 @@ using support::Expected;
 namespace {
 
 // Each entry migrates from version i to i + 1. Append; never edit a shipped one.
-const std::array<const char *, 1> kMigrations = {
+const std::array<const char *, 2> kMigrations = {
     R"(CREATE TABLE runs (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
@@ -35,6 +35,16 @@ const std::array<const char *, 1> kMigrations = {
        CREATE TABLE feedback (
          evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),
          content TEXT NOT NULL);)",
+    // 2: what the agent noted per candidate (LLM conversations, tokens, cost) and per run.
+    R"(CREATE TABLE agent_notes (
+         evaluation_id INTEGER PRIMARY KEY REFERENCES evaluations(id),
+         content TEXT NOT NULL,
+         prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0,
+         cost REAL NOT NULL DEFAULT 0);
+       CREATE TABLE run_usage (
+         run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+         prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
+         calls INTEGER NOT NULL);)",
 };
 
 class Statement {
@@ -215,11 +225,20 @@ Expected<bool> Store::recordStep(int64_t run, const StepRecord &step) {
     if (s.step() != SQLITE_DONE)
       return fail("evaluation");
   }
+  const auto evaluation = static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
   {
     Statement s(db_, "INSERT INTO feedback (evaluation_id, content) VALUES (?, ?);");
-    s.bind(1, static_cast<int64_t>(sqlite3_last_insert_rowid(db_))).bind(2, step.feedback.dump());
+    s.bind(1, evaluation).bind(2, step.feedback.dump());
     if (s.step() != SQLITE_DONE)
       return fail("feedback");
+  }
+  if (!step.notes.is_null()) {
+    Statement s(db_, "INSERT INTO agent_notes (evaluation_id, content, prompt_tokens, completion_tokens, cost) "
+                     "VALUES (?, ?, ?, ?, ?);");
+    s.bind(1, evaluation).bind(2, step.notes.dump()).bind(3, step.promptTokens).bind(4, step.completionTokens);
+    s.bind(5, step.cost);
+    if (s.step() != SQLITE_DONE)
+      return fail("agent notes");
   }
   if (auto r = exec("COMMIT;"); !r)
     return fail("commit");
@@ -229,9 +248,10 @@ Expected<bool> Store::recordStep(int64_t run, const StepRecord &step) {
 std::vector<StepRecord> Store::steps(int64_t run) {
   std::vector<StepRecord> out;
   Statement s(db_, "SELECT e.sequence, c.artifact, c.hash, c.parent, c.rationale, e.status, e.score, e.metrics, "
-                   "e.error, e.raw_output, e.profile, e.seconds, f.content FROM evaluations e "
+                   "e.error, e.raw_output, e.profile, e.seconds, f.content, n.content, n.prompt_tokens, "
+                   "n.completion_tokens, n.cost FROM evaluations e "
                    "JOIN candidates c ON c.id = e.candidate_id LEFT JOIN feedback f ON f.evaluation_id = e.id "
-                   "WHERE e.run_id = ? ORDER BY e.sequence;");
+                   "LEFT JOIN agent_notes n ON n.evaluation_id = e.id WHERE e.run_id = ? ORDER BY e.sequence;");
   s.bind(1, run);
   while (s.step() == SQLITE_ROW) {
     StepRecord r;
@@ -248,9 +268,35 @@ std::vector<StepRecord> Store::steps(int64_t run) {
     r.profile = parseJson(s.text(10));
     r.seconds = s.real(11);
     r.feedback = parseJson(s.text(12));
+    r.notes = parseJson(s.text(13)); // null when the agent noted nothing
+    r.promptTokens = s.integer(14);
+    r.completionTokens = s.integer(15);
+    r.cost = s.real(16);
     out.push_back(std::move(r));
   }
   return out;
+}
+
+Expected<bool> Store::setRunUsage(int64_t run, const RunUsage &usage) {
+  Statement s(db_, "INSERT OR REPLACE INTO run_usage (run_id, prompt_tokens, completion_tokens, cost, calls) "
+                   "VALUES (?, ?, ?, ?, ?);");
+  s.bind(1, run).bind(2, usage.promptTokens).bind(3, usage.completionTokens).bind(4, usage.cost).bind(5, usage.calls);
+  if (s.step() != SQLITE_DONE)
+    return Error{fmt::format("cannot save the usage of run {}: {}", run, sqlite3_errmsg(db_))};
+  return true;
+}
+
+RunUsage Store::runUsage(int64_t run) {
+  RunUsage u;
+  Statement s(db_, "SELECT prompt_tokens, completion_tokens, cost, calls FROM run_usage WHERE run_id = ?;");
+  s.bind(1, run);
+  if (s.step() == SQLITE_ROW) {
+    u.promptTokens = s.integer(0);
+    u.completionTokens = s.integer(1);
+    u.cost = s.real(2);
+    u.calls = s.integer(3);
+  }
+  return u;
 }
 
 } // namespace hone::store

@@ -2,7 +2,8 @@
 // evaluation, a schema version with migrations. Holds runs (configuration,
 // seed, app, machine, agent, status), candidates (text, hash, parent,
 // rationale), evaluations (status, score, metrics, raw output excerpt,
-// duration) and feedback. Knows nothing of mappers.
+// duration), feedback, and the agent's notes on each candidate (an LLM's
+// prompts and replies with token counts and cost). Knows nothing of mappers.
 #pragma once
 
 #include "support/Expected.h"
@@ -40,6 +41,17 @@ struct StepRecord {
   nlohmann::json profile;
   double seconds = 0;
   nlohmann::json feedback;
+  // What the agent noted about how it made the candidate (an LLM's conversation); null: nothing.
+  nlohmann::json notes;
+  int64_t promptTokens = 0, completionTokens = 0;
+  double cost = 0;
+};
+
+/// What a run's agent spent (LLM tokens and money), as last saved.
+struct RunUsage {
+  int64_t promptTokens = 0, completionTokens = 0;
+  double cost = 0;
+  int64_t calls = 0;
 };
 
 inline constexpr size_t kRawOutputLimit = 64 * 1024;
@@ -64,6 +76,11 @@ public:
   support::Expected<bool> recordStep(int64_t run, const StepRecord &step);
   /// The steps of a run in order.
   std::vector<StepRecord> steps(int64_t run);
+
+  /// The agent's totals for a run, saved as the run goes (they include calls whose
+  /// candidates were duplicates or never came, which have no step of their own).
+  support::Expected<bool> setRunUsage(int64_t run, const RunUsage &usage);
+  RunUsage runUsage(int64_t run);
 
 private:
   explicit Store(sqlite3 *db) : db_(db) {}

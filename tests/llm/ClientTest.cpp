@@ -62,6 +62,21 @@ TEST_F(Fixture, SendsTheRequestAndCountsTokens) {
   EXPECT_EQ(c->totals().completionTokens, 30);
 }
 
+TEST_F(Fixture, TheSeedIsSentAndDistinguishesCacheEntries) {
+  auto c = client(config());
+  ChatRequest a = ask("improve this"), b = a;
+  a.seed = 1;
+  b.seed = 2;
+  EXPECT_NE(c->cacheKey(a), c->cacheKey(b));
+  EXPECT_NE(c->cacheKey(a), c->cacheKey(ask("improve this")));
+  server.then(FakeServer::reply("x"));
+  ASSERT_TRUE(c->chat(b).ok());
+  EXPECT_EQ(server.requests.at(0)["seed"], 2);
+  server.then(FakeServer::reply("y"));
+  ASSERT_TRUE(c->chat(ask("no seed")).ok());
+  EXPECT_FALSE(server.requests.at(1).contains("seed"));
+}
+
 TEST_F(Fixture, RetriesA429AfterTheServersRetryAfter) {
   server.then(FakeServer::status(429, R"({"error":{"message":"slow down"}})", {{"Retry-After", "3"}}));
   server.then(FakeServer::reply("ok"));

@@ -123,8 +123,115 @@ TEST_F(LlmAgentTest, TheRunEndsWhenTheModelCannotBeAsked) {
   LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, {});
   auto o = run(agent, 5);
   EXPECT_EQ(o.progress.evaluations, 2u);
-  EXPECT_EQ(o.stopReason, "the strategy has nothing more to propose");
+  EXPECT_NE(o.stopReason.find("the LLM agent stopped: the token budget of 1000 is used up"), std::string::npos)
+      << o.stopReason;
   EXPECT_NE(agent.exchanges().back().error.find("token budget"), std::string::npos);
+}
+
+TEST_F(LlmAgentTest, TraceShowsTheLastAttemptWhenItWasNotTheBestAndSeedsEachRequest) {
+  std::string slow = expertText("circuit") + "Region * * GPU ZCMEM;\n";
+  server.then(FakeServer::reply(answer(slow, "everything in zero-copy")));
+  server.then(FakeServer::reply(answer(expertText("circuit") + "# two\n", "y")));
+  LlmAgentOptions options;
+  options.seed = 40;
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
+  auto o = run(agent, 3);
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_LT(o.steps[1].result.score, 1.0);
+  EXPECT_EQ(prompt(0).find("Your last attempt"), std::string::npos);
+  std::string p = prompt(1);
+  size_t last = p.find("Your last attempt (score 0.");
+  ASSERT_NE(last, std::string::npos) << p;
+  EXPECT_NE(p.find("Region * * GPU ZCMEM;", last), std::string::npos);
+  EXPECT_EQ(server.requests[0]["seed"], 40);
+  EXPECT_EQ(server.requests[1]["seed"], 41);
+  // The candidate carries the conversation that made it.
+  const json &notes = o.steps[1].candidate.notes;
+  EXPECT_EQ(notes["optimizer"], "trace");
+  EXPECT_EQ(notes["seed"], 40);
+  EXPECT_EQ(notes["messages"].size(), 3u);
+  EXPECT_EQ(notes["messages"][2]["role"], "assistant");
+  EXPECT_EQ(notes["usage"]["prompt_tokens"], 10);
+  EXPECT_EQ(notes["calls"], 1);
+  EXPECT_TRUE(o.steps[0].candidate.notes.is_null()); // the start was not asked for
+}
+
+TEST_F(LlmAgentTest, AMapperAlreadyTriedGoesBackOnce) {
+  std::string other = expertText("circuit") + "# other\n";
+  server.then(FakeServer::reply(answer(expertText("circuit"), "the same again")));
+  server.then(FakeServer::reply(answer(other, "a change")));
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, {});
+  auto o = run(agent, 2);
+  ASSERT_EQ(server.requests.size(), 2u);
+  const json &msgs = server.requests[1]["messages"];
+  ASSERT_EQ(msgs.size(), 4u);
+  EXPECT_NE(msgs[3]["content"].get<std::string>().find("already tried: it scored 1.000"), std::string::npos)
+      << msgs[3]["content"];
+  EXPECT_EQ(o.steps[1].candidate.artifact, other);
+}
+
+TEST_F(LlmAgentTest, MalformedJsonAndBareTextAreReadTolerantly) {
+  // A cut JSON object is not JSON and has no fenced block: the text is the mapper, which does not
+  // check; the repair gets a bare mapper with no fences at all, which checks.
+  server.then(FakeServer::reply("{\"mapper\": \"Task * GPU,CPU;\n"));
+  server.then(FakeServer::reply("Task * GPU,CPU;\nRegion * * GPU FBMEM;\n"));
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, {});
+  auto o = run(agent, 2);
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[1].candidate.artifact, "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n");
+  EXPECT_TRUE(o.steps[1].result.ok()) << o.steps[1].result.error;
+  EXPECT_EQ(o.steps[1].candidate.rationale, "llm (trace): no rationale given");
+  EXPECT_EQ(agent.exchanges().back().repairs, 1);
+}
+
+TEST_F(LlmAgentTest, KShotSamplesFromExamplesWithoutFeedbackOrAStart) {
+  server.then(FakeServer::reply(answer("Task * GPU,CPU;\n", "GPUs first")));
+  server.then(FakeServer::reply(answer("Task * GPU,CPU;\nRegion * * GPU FBMEM;\n", "framebuffer")));
+  LlmAgentOptions options;
+  options.optimizer = "1-shot";
+  options.examples = {{"stencil (example)", "Task * GPU;\n# the stencil example\n"},
+                      {"summa (example)", "# the summa example\n"}};
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
+  auto o = run(agent, 2);
+  ASSERT_EQ(o.steps.size(), 2u);
+  EXPECT_EQ(o.steps[0].candidate.artifact, "Task * GPU,CPU;\n"); // no start: the first step is a sample
+  EXPECT_EQ(o.steps[0].candidate.rationale, "llm (1-shot): GPUs first");
+  EXPECT_TRUE(o.steps[1].candidate.parent.empty());
+  for (size_t i = 0; i < 2; ++i) {
+    std::string p = prompt(i);
+    EXPECT_NE(p.find("the stencil example"), std::string::npos);
+    EXPECT_EQ(p.find("the summa example"), std::string::npos); // one shot only
+    EXPECT_EQ(p.find("Execution output"), std::string::npos);  // no feedback
+    EXPECT_EQ(p.find("IndexTaskMap calculate_new_currents"), std::string::npos); // not the expert mapper
+  }
+  EXPECT_EQ(prompt(0), prompt(1)); // independent samples: the same prompt, another seed
+  EXPECT_NE(server.requests[0]["seed"], server.requests[1]["seed"]);
+}
+
+TEST(LlmAgentOptions, OptimizerNames) {
+  EXPECT_EQ(*parseOptimizer("trace"), -1);
+  EXPECT_EQ(*parseOptimizer("opro"), -1);
+  EXPECT_EQ(*parseOptimizer("0-shot"), 0);
+  EXPECT_EQ(*parseOptimizer("5-shot"), 5);
+  for (const char *bad : {"Trace", "-shot", "x-shot", "21-shot", "5shot", "100-shot", ""})
+    EXPECT_FALSE(parseOptimizer(bad).ok()) << bad;
+  EXPECT_NE(parseOptimizer("tracer").error().message.find("trace, opro, K-shot"), std::string::npos);
+}
+
+TEST(LlmAgentFeedback, TheLevelDecidesWhatTheModelReads) {
+  json exec{{"execution", "time 0.5 s"},
+            {"findings", json::array({{{"rule", "slow-memory"}, {"severity", "warning"}, {"evidence", "E"}}})}};
+  json explain = exec;
+  explain["findings"][0]["explanation"] = "Reading its data dominates";
+  json suggest = explain;
+  suggest["findings"][0]["suggestion"] = "Use FBMEM";
+  std::string a = feedbackText(exec), b = feedbackText(explain), c = feedbackText(suggest);
+  EXPECT_NE(a.find("time 0.5 s"), std::string::npos);
+  EXPECT_EQ(a.find("Analysis"), std::string::npos);
+  EXPECT_NE(b.find("[warning] Reading its data dominates"), std::string::npos);
+  EXPECT_EQ(b.find("Suggestion"), std::string::npos);
+  EXPECT_NE(c.find("Suggestion: Use FBMEM"), std::string::npos);
+  EXPECT_EQ(feedbackText(json()), "(no feedback)");
 }
 
 } // namespace

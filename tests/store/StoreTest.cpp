@@ -14,6 +14,8 @@
 namespace hone::store {
 namespace {
 
+using nlohmann::json;
+
 struct TempDb {
   std::string path = std::filesystem::temp_directory_path() /
                      ("hone-store-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++) + ".db");
@@ -63,6 +65,46 @@ TEST(Store, CreatesTheSchemaInWalModeAndReopens) {
   auto newer = Store::open(db.path);
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.error().message.find("schema version 99"), std::string::npos) << newer.error().message;
+}
+
+TEST(Store, AnOlderStoreIsMigratedAndKeepsItsSteps) {
+  TempDb db;
+  int64_t id = 0;
+  {
+    auto s = openOk(db.path);
+    id = *s->createRun(RunInfo{});
+    ASSERT_TRUE(s->recordStep(id, step(0, "a")).ok());
+  }
+  // Make it the version-1 store an earlier hone wrote: no agent notes, no usage.
+  sqlite3 *raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE agent_notes; DROP TABLE run_usage; PRAGMA user_version = 1;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto s = openOk(db.path);
+  EXPECT_EQ(s->schemaVersion(), 2);
+  auto steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].artifact, "a");
+  EXPECT_TRUE(steps[0].notes.is_null());
+  StepRecord noted = step(1, "b");
+  noted.notes = {{"messages", json::array({{{"role", "user"}, {"content", "improve"}}})}};
+  noted.promptTokens = 120;
+  noted.completionTokens = 30;
+  noted.cost = 0.25;
+  ASSERT_TRUE(s->recordStep(id, noted).ok());
+  steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].notes["messages"][0]["content"], "improve");
+  EXPECT_EQ(steps[1].promptTokens, 120);
+  EXPECT_EQ(steps[1].completionTokens, 30);
+  EXPECT_DOUBLE_EQ(steps[1].cost, 0.25);
+  EXPECT_EQ(s->runUsage(id).calls, 0);
+  ASSERT_TRUE(s->setRunUsage(id, RunUsage{150, 40, 0.5, 3}).ok());
+  ASSERT_TRUE(s->setRunUsage(id, RunUsage{300, 80, 1.0, 4}).ok()); // replaced, not added
+  EXPECT_EQ(s->runUsage(id).promptTokens, 300);
+  EXPECT_EQ(s->runUsage(id).calls, 4);
 }
 
 TEST(Store, UnopenablePathIsAnError) {
