@@ -44,7 +44,7 @@ RunSummary summarize(const std::vector<store::StepRecord> &steps) {
   return s;
 }
 
-json runJson(const store::RunInfo &r, const RunSummary &s) {
+json runJson(const store::RunInfo &r, const RunSummary &s, const store::RunUsage &u) {
   return {{"id", r.id},
           {"created_at", r.createdAt},
           {"app", r.app},
@@ -57,7 +57,11 @@ json runJson(const store::RunInfo &r, const RunSummary &s) {
           {"failures", s.failures},
           {"best_score", s.best ? s.bestScore : 0.0},
           {"best_step", s.best ? json(*s.best) : json()},
-          {"score_relative_to", r.config.value("baseline_label", "")}};
+          {"score_relative_to", r.config.value("baseline_label", "")},
+          {"tokens", {{"prompt", u.promptTokens}, {"completion", u.completionTokens},
+                      {"total", u.promptTokens + u.completionTokens}}},
+          {"cost", u.cost},
+          {"llm_calls", u.calls}};
 }
 
 /// A unified diff of two texts, by lines.
@@ -102,7 +106,7 @@ void addRunsCommand(CLI::App &app, Action &action) {
                       "machine", "agent", "seed", "evals", "best", "status");
       for (const auto &r : st->runs()) {
         RunSummary s = summarize(st->steps(r.id));
-        list.push_back(runJson(r, s));
+        list.push_back(runJson(r, s, st->runUsage(r.id)));
         table += fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", r.id, r.createdAt,
                              r.app, r.machine, r.agent, r.seed,
                              fmt::format("{}/{}", s.evaluations, r.config.value("iterations", 0)),
@@ -139,7 +143,7 @@ void addShowCommand(CLI::App &app, Action &action) {
       const auto &steps = opened->steps;
       RunSummary s = summarize(steps);
       if (opts->json) {
-        json j = runJson(*run, s);
+        json j = runJson(*run, s, opened->store->runUsage(run->id));
         if (s.best)
           j["best_mapper"] = steps[*s.best].artifact;
         json traj = json::array();
@@ -156,7 +160,8 @@ void addShowCommand(CLI::App &app, Action &action) {
                           {"rationale", step.rationale},
                           {"error", step.error},
                           {"metrics", step.metrics},
-                          {"seconds", step.seconds}});
+                          {"seconds", step.seconds},
+                          {"tokens", step.promptTokens + step.completionTokens}});
         }
         j["trajectory"] = traj;
         j["config"] = run->config;
@@ -179,6 +184,10 @@ void addShowCommand(CLI::App &app, Action &action) {
                                s.failures);
       if (s.best)
         std::cout << fmt::format("best: {:.4g} at step {}: {}\n", s.bestScore, *s.best, steps[*s.best].rationale);
+      if (auto u = opened->store->runUsage(run->id); u.calls > 0)
+        std::cout << fmt::format("llm: {} calls, {} prompt + {} completion tokens, cost {:.4f} "
+                                 "(hone export {} --jsonl has every prompt and reply)\n",
+                                 u.calls, u.promptTokens, u.completionTokens, u.cost, run->id);
       if (opts->trajectory) {
         std::cout << fmt::format("\n{:>4}  {:<12}  {:>8}  {:>8}  {}\n", "step", "status", "score", "best", "rationale");
         double bestSoFar = 0;
@@ -242,7 +251,8 @@ void addExportCommand(CLI::App &app, Action &action) {
                     {"metrics", s.metrics},
                     {"error", s.error},
                     {"seconds", s.seconds}}},
-                  {"feedback", s.feedback}};
+                  {"feedback", s.feedback},
+                  {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
         text += line.dump() + "\n";
       }
       if (opts->out.empty()) {

@@ -1,5 +1,7 @@
-// hone tune --app APP [--machine M] [--agent guided|ensemble|random] [--iterations N] [--seed S]
+// hone tune --app APP [--machine M] [--agent guided|ensemble|random|llm] [--iterations N] [--seed S]
 //           [--start FILE] [--db PATH] [--jobs N] [--feedback LEVEL] [--rules FILE]... [--json]
+//           [--llm-url URL --llm-model NAME --llm-preset P --optimizer trace|opro|K-shot
+//            --llm-cache PATH --replay ...]   (docs/LLM.md)
 // hone resume RUN [--db PATH] [--json]
 #include "cli/Commands.h"
 #include "cli/Tuning.h"
@@ -36,6 +38,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
     std::string startFile, db = "hone.db", out;
     bool json = false;
     double memoryMb = 0;
+    std::string refusedKey; // --api-key is refused; never printed
   };
   auto opts = std::make_shared<Options>();
   TuneConfig &c = opts->config;
@@ -70,7 +73,62 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
   cmd->add_option("--workdir", c.command.workdir, "Command evaluator: folder for candidates' files");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
-  cmd->callback([opts, &action] {
+  LlmConfig &l = c.llm;
+  const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
+  cmd->add_option("--llm-url", l.client.url, "Chat completions endpoint, e.g. http://localhost:8000/v1")->group(llm);
+  cmd->add_option("--llm-model", l.client.model, "Model name the endpoint serves")->group(llm);
+  cmd->add_option("--llm-preset", l.client.preset, "openai, vllm, llamacpp or ollama: the endpoint's default URL")
+      ->group(llm);
+  cmd->add_option("--llm-config", l.client.configFile,
+                  "Config file (TOML: url, model, api_key, prices); default $HONE_LLM_CONFIG or "
+                  "~/.config/hone/llm.toml")
+      ->group(llm);
+  cmd->add_option("--optimizer", l.optimizer, "trace, opro, or K-shot (0-shot, 5-shot: no feedback)")
+      ->capture_default_str()
+      ->group(llm);
+  cmd->add_option("--repairs", l.repairs, "Times a mapper that does not check goes back with diagnostics")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 20))
+      ->group(llm);
+  cmd->add_option("--history", l.history, "opro: (mapper, score) pairs shown")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{50}))
+      ->group(llm);
+  cmd->add_option("--temperature", l.temperature, "Sampling temperature")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 2.0))
+      ->group(llm);
+  cmd->add_option("--llm-cache", l.client.cachePath, "Response cache (SQLite); default: the store (--db)")->group(llm);
+  cmd->add_flag("--replay", l.client.replay, "Answer only from the cache, never the network: rerun a run exactly")
+      ->group(llm);
+  cmd->add_option("--llm-timeout", l.client.timeoutS, "Seconds to wait for one reply (default 120)")
+      ->check(CLI::PositiveNumber)
+      ->group(llm);
+  cmd->add_option("--llm-retries", l.client.retries, "Retries of transient failures (429, 5xx, timeouts)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10))
+      ->group(llm);
+  cmd->add_option("--token-budget", l.client.tokenBudget, "Stop asking after this many tokens (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(llm);
+  cmd->add_option("--money-budget", l.client.moneyBudget, "Stop asking after this much money (needs prices)")
+      ->check(CLI::NonNegativeNumber)
+      ->group(llm);
+  cmd->add_option("--price-prompt", l.client.pricePrompt, "Price per million prompt tokens")
+      ->check(CLI::NonNegativeNumber)
+      ->group(llm);
+  cmd->add_option("--price-completion", l.client.priceCompletion, "Price per million completion tokens")
+      ->check(CLI::NonNegativeNumber)
+      ->group(llm);
+  cmd->add_option("--prompts", l.promptDirs, "Folder with prompt templates that override prompts/mapping/*.md")
+      ->group(llm);
+  // The key never comes from the command line (shell history, ps); say where it goes instead.
+  auto *keyOption = cmd->add_option("--api-key,--llm-api-key", opts->refusedKey)->group("");
+  cmd->callback([opts, &action, keyOption] {
+    if (keyOption->count() > 0)
+      throw CLI::ValidationError("--api-key", "hone never takes the API key on the command line (it would land in "
+                                              "shell history and ps): set HONE_LLM_API_KEY, or api_key in the "
+                                              "config file (--llm-config)");
     action = [opts]() -> int {
       TuneConfig config = opts->config;
       config.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
@@ -105,7 +163,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
 void addResumeCommand(CLI::App &app, Action &action) {
   struct Options {
     int64_t run = 0;
-    std::string db = "hone.db", out;
+    std::string db = "hone.db", out, llmUrl;
     bool json = false;
   };
   auto opts = std::make_shared<Options>();
@@ -114,6 +172,7 @@ void addResumeCommand(CLI::App &app, Action &action) {
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
   cmd->add_option("--out", opts->out, "Where to write the best mapper");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  cmd->add_option("--llm-url", opts->llmUrl, "LLM runs: the endpoint now (when the server moved)");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
       auto opened = openRun(opts->db, opts->run);
@@ -125,6 +184,8 @@ void addResumeCommand(CLI::App &app, Action &action) {
         std::cerr << "hone: run " << opts->run << ": " << config.error().message << "\n";
         return kUsage;
       }
+      if (!opts->llmUrl.empty())
+        config->llm.client.url = opts->llmUrl;
       opened.reset(); // the session opens the store itself
       auto report = runTune(*config, opts->db, opts->run, opts->out, !opts->json && isatty(2));
       return finish(report, *config, opts->db, opts->json);

@@ -3,6 +3,7 @@
 #include "autoguide/AutoGuide.h"
 #include "cli/Commands.h"
 #include "mapping/Agents.h"
+#include "mapping/LlmAgent.h"
 #include "mapping/Space.h"
 #include "model/App.h"
 #include "store/Store.h"
@@ -11,6 +12,8 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <unistd.h>
@@ -45,6 +48,30 @@ json TuneConfig::toJson() const {
                     {"metric", command.metric},     {"higher_is_better", command.higherIsBetter},
                     {"timeout_s", command.timeoutS}, {"memory_limit_bytes", command.memoryLimitBytes},
                     {"workdir", command.workdir}};
+  if (agent == "llm") {
+    const llm::Settings &c = llm.client;
+    j["llm"] = {{"preset", c.preset},
+                {"url", c.url},
+                {"model", c.model},
+                {"config_file", c.configFile},
+                {"retries", c.retries},
+                {"concurrency", c.concurrency},
+                {"cache", c.cachePath},
+                {"replay", c.replay},
+                {"token_budget", c.tokenBudget},
+                {"money_budget", c.moneyBudget},
+                {"optimizer", llm.optimizer},
+                {"repairs", llm.repairs},
+                {"history", llm.history},
+                {"temperature", llm.temperature},
+                {"prompt_dirs", llm.promptDirs}};
+    if (c.timeoutS)
+      j["llm"]["timeout_s"] = *c.timeoutS;
+    if (c.pricePrompt)
+      j["llm"]["price_prompt"] = *c.pricePrompt;
+    if (c.priceCompletion)
+      j["llm"]["price_completion"] = *c.priceCompletion;
+  }
   return j;
 }
 
@@ -81,6 +108,31 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &j) {
       c.command.memoryLimitBytes = k.value("memory_limit_bytes", size_t{0});
       c.command.workdir = k.value("workdir", "");
     }
+    if (j.contains("llm")) {
+      const json &k = j["llm"];
+      llm::Settings &l = c.llm.client;
+      l.preset = k.value("preset", "");
+      l.url = k.value("url", "");
+      l.model = k.value("model", "");
+      l.configFile = k.value("config_file", "");
+      l.retries = k.value("retries", 2);
+      l.concurrency = k.value("concurrency", 4);
+      l.cachePath = k.value("cache", "");
+      l.replay = k.value("replay", false);
+      l.tokenBudget = k.value("token_budget", int64_t{0});
+      l.moneyBudget = k.value("money_budget", 0.0);
+      if (k.contains("timeout_s"))
+        l.timeoutS = k["timeout_s"].get<double>();
+      if (k.contains("price_prompt"))
+        l.pricePrompt = k["price_prompt"].get<double>();
+      if (k.contains("price_completion"))
+        l.priceCompletion = k["price_completion"].get<double>();
+      c.llm.optimizer = k.value("optimizer", "trace");
+      c.llm.repairs = k.value("repairs", 2);
+      c.llm.history = k.value("history", size_t{5});
+      c.llm.temperature = k.value("temperature", 0.7);
+      c.llm.promptDirs = k.value("prompt_dirs", std::vector<std::string>{});
+    }
     return c;
   } catch (const json::exception &e) {
     return support::Error{fmt::format("the run's stored configuration is incomplete: {}", e.what())};
@@ -104,6 +156,13 @@ store::StepRecord toRecord(const engine::Step &s, int64_t sequence) {
   r.profile = s.result.profile;
   r.seconds = s.result.seconds;
   r.feedback = s.feedback;
+  r.notes = s.candidate.notes;
+  if (r.notes.is_object()) { // the LLM agent's conversation: its tokens and cost, summable in SQL
+    const json &usage = r.notes.value("usage", json::object());
+    r.promptTokens = usage.value("prompt_tokens", int64_t{0});
+    r.completionTokens = usage.value("completion_tokens", int64_t{0});
+    r.cost = r.notes.value("cost", 0.0);
+  }
   return r;
 }
 
@@ -113,6 +172,7 @@ engine::Step fromRecord(const store::StepRecord &r) {
   s.candidate.hash = r.hash;
   s.candidate.parent = r.parent;
   s.candidate.rationale = r.rationale;
+  s.candidate.notes = r.notes;
   s.result.status = engine::parseEvalStatus(r.status).value_or(engine::EvalStatus::Invalid);
   s.result.score = r.score;
   if (r.metrics.is_object())
@@ -127,12 +187,21 @@ engine::Step fromRecord(const store::StepRecord &r) {
   return s;
 }
 
-/// Records each step in its own transaction; a failure to record is reported once and stops nothing.
+store::RunUsage usageOf(const llm::Client &client) {
+  auto t = client.totals();
+  return {t.promptTokens, t.completionTokens, client.cost(), client.calls()};
+}
+
+/// Records each step in its own transaction, and what the LLM has cost so far;
+/// a failure to record is reported once and stops nothing.
 class StoreRecorder final : public engine::Recorder {
 public:
-  StoreRecorder(store::Store &store, int64_t run, int64_t next) : store_(store), run_(run), next_(next) {}
+  StoreRecorder(store::Store &store, int64_t run, int64_t next, const llm::Client *client)
+      : store_(store), run_(run), next_(next), client_(client) {}
   void record(const engine::Step &step) override {
     auto ok = store_.recordStep(run_, toRecord(step, next_));
+    if (ok && client_)
+      ok = store_.setRunUsage(run_, usageOf(*client_));
     if (!ok && !warned_) {
       std::cerr << "hone: warning: cannot record step " << next_ << ": " << ok.error().message << "\n";
       warned_ = true;
@@ -144,8 +213,22 @@ private:
   store::Store &store_;
   int64_t run_;
   int64_t next_;
+  const llm::Client *client_;
   bool warned_ = false;
 };
+
+/// The K-shot examples: the shipped mappers of the other applications, by name.
+std::vector<mapping::ExampleMapper> examplesFor(const std::string &app) {
+  std::vector<mapping::ExampleMapper> out;
+  for (const auto &path : mapping::exampleMappers()) {
+    std::string name = std::filesystem::path(path).stem().string();
+    if (name == app)
+      continue;
+    if (auto text = support::readFile(path))
+      out.push_back({fmt::format("the expert mapper of {} ({})", name, path), *text});
+  }
+  return out;
+}
 
 std::string scoreText(double score, const TuneConfig &c) {
   return c.baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
@@ -162,13 +245,34 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
               << "' is not one of exec, exec+explain, exec+explain+suggest\n";
     return std::nullopt;
   }
-  if (std::find(mapping::kAgentNames.begin(), mapping::kAgentNames.end(), config.agent) ==
-      mapping::kAgentNames.end()) {
-    std::cerr << "hone: --agent: '" << config.agent << "' is not one of guided, ensemble, random";
-    if (config.agent == "llm")
-      std::cerr << " (the LLM agent is not built yet)";
-    std::cerr << "\n";
+  if (config.agent != "llm" && std::find(mapping::kAgentNames.begin(), mapping::kAgentNames.end(), config.agent) ==
+                                    mapping::kAgentNames.end()) {
+    std::cerr << "hone: --agent: '" << config.agent << "' is not one of guided, ensemble, random, llm\n";
     return std::nullopt;
+  }
+  // The LLM's client first: a missing model or key is a usage error before anything runs.
+  std::unique_ptr<llm::Client> client;
+  if (config.agent == "llm") {
+    if (auto k = mapping::parseOptimizer(config.llm.optimizer); !k) {
+      std::cerr << "hone: --optimizer: " << k.error().message << "\n";
+      return std::nullopt;
+    }
+    if (config.llm.client.cachePath.empty())
+      config.llm.client.cachePath = db; // every run can be resumed and replayed from its own store
+    config.llm.client.seed = config.seed;
+    auto resolved = llm::resolve(config.llm.client, [](const char *name) { return std::getenv(name); });
+    if (!resolved) {
+      std::cerr << "hone: " << resolved.error().message << "\n";
+      return std::nullopt;
+    }
+    for (const auto &w : resolved->warnings)
+      std::cerr << "hone: warning: " << w << "\n";
+    auto made = llm::Client::make(resolved->client);
+    if (!made) {
+      std::cerr << "hone: " << made.error().message << "\n";
+      return std::nullopt;
+    }
+    client = std::move(*made);
   }
   auto guide = autoguide::AutoGuide::withDefaults(config.rules);
   if (!guide) {
@@ -261,14 +365,26 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
     agent = mapping::makeRandomAgent(space, config.seed);
   else if (config.agent == "ensemble")
     agent = mapping::makeEnsembleAgent(space, config.seed);
-  else
+  else if (config.agent == "llm") {
+    mapping::LlmAgentOptions o;
+    o.optimizer = config.llm.optimizer;
+    o.repairs = config.llm.repairs;
+    o.history = config.llm.history;
+    o.temperature = config.llm.temperature;
+    o.promptDirs = config.llm.promptDirs;
+    o.seed = static_cast<int64_t>(config.seed);
+    if (*mapping::parseOptimizer(o.optimizer) > 0)
+      o.examples = examplesFor(models->app->name);
+    agent = std::make_unique<mapping::LlmAgent>(*models->app, *models->machine, config.start, config.startLabel,
+                                                *client, std::move(o));
+  } else
     agent = mapping::makeGuidedAgent(space, *models->app, config.start, config.startLabel, config.seed);
 
   engine::FeedbackFn feedback = [&](const engine::Candidate &, const engine::EvalResult &r) {
     return guide->feedback(r.rawOutput, r.profile, "mapping", *level);
   };
   engine::PoolEvaluator pool(evaluateOne, config.jobs);
-  StoreRecorder recorder(st, report.runId, static_cast<int64_t>(history.size()));
+  StoreRecorder recorder(st, report.runId, static_cast<int64_t>(history.size()), client.get());
   engine::LoopOptions options;
   options.budget = config.iterations;
   options.batch = std::max<size_t>(1, config.jobs);
@@ -291,6 +407,10 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
   if (progress)
     std::cerr << "\r\033[K" << std::flush;
   (void)st.setRunStatus(report.runId, "finished");
+  if (client) {
+    report.usage = usageOf(*client);
+    (void)st.setRunUsage(report.runId, report.usage);
+  }
 
   if (report.outcome.best) {
     report.bestText = report.outcome.steps[*report.outcome.best].candidate.artifact;
@@ -325,6 +445,15 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
          {"seconds", report.seconds}};
   if (o.best)
     j["best_metrics"] = o.steps[*o.best].result.metrics;
+  const auto &u = report.usage;
+  j["tokens"] = {{"prompt", u.promptTokens}, {"completion", u.completionTokens},
+                 {"total", u.promptTokens + u.completionTokens}};
+  j["cost"] = u.cost;
+  j["llm_calls"] = u.calls;
+  if (config.agent == "llm")
+    j["llm"] = {{"model", config.llm.client.model}, {"optimizer", config.llm.optimizer},
+                {"feedback", config.feedback}, {"cache", config.llm.client.cachePath},
+                {"replay", config.llm.client.replay}};
   return j;
 }
 
@@ -357,6 +486,12 @@ void printReport(const TuneReport &report, const TuneConfig &config, const std::
     std::cout << "best: none -- every candidate failed (hone show " << report.runId << " --trajectory)\n";
   std::cout << fmt::format("run {} in {}: {} evaluations, {} failed; {} ({:.1f} s)\n", report.runId, db,
                            o.progress.evaluations, o.progress.failures, o.stopReason, report.seconds);
+  if (config.agent == "llm") {
+    const auto &u = report.usage;
+    std::cout << fmt::format("llm: {} ({}), {} calls, {} prompt + {} completion tokens, cost {:.4f}{}\n",
+                             config.llm.client.model, config.llm.optimizer, u.calls, u.promptTokens,
+                             u.completionTokens, u.cost, config.llm.client.replay ? " (replayed)" : "");
+  }
 }
 
 } // namespace hone::cli

@@ -5,7 +5,9 @@
 #pragma once
 
 #include "engine/Engine.h"
+#include "llm/Config.h"
 #include "mapping/Evaluators.h"
+#include "store/Store.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -16,6 +18,16 @@
 #include <vector>
 
 namespace hone::cli {
+
+/// The LLM agent's settings (never the API key: that comes from the environment or a config file).
+struct LlmConfig {
+  llm::Settings client; // endpoint, model, cache (default: the store), replay, budgets, prices
+  std::string optimizer = "trace";
+  int repairs = 2;
+  size_t history = 5;
+  double temperature = 0.7;
+  std::vector<std::string> promptDirs;
+};
 
 struct TuneConfig {
   std::string app;
@@ -35,6 +47,7 @@ struct TuneConfig {
   std::optional<double> target;
   std::string evaluator = "model"; // or "command"
   mapping::CommandOptions command;
+  LlmConfig llm; // for --agent llm
   // Decided when the run starts, kept for resuming:
   double baseline = 0;       // throughput (model) or metric (command) scoring 1.0; 0: raw scores
   std::string baselineLabel; // what scores are relative to
@@ -49,6 +62,7 @@ struct TuneReport {
   std::string bestText;
   std::string bestFile; // written, or empty
   double seconds = 0;
+  store::RunUsage usage; // what the LLM agent spent (zero for the built-in agents)
 };
 
 /// Runs (or, with `resumeRun`, resumes) a session; `config` gets what the run decided

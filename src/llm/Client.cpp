@@ -293,6 +293,7 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
                    static_cast<double>(hit->usage.completionTokens) * config_.priceCompletionPerMTok) /
                   1e6;
       cost_ += hit->cost;
+      ++calls_;
       return *hit;
     }
     if (config_.replay)
@@ -375,6 +376,7 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
         totals_.promptTokens += out.usage.promptTokens;
         totals_.completionTokens += out.usage.completionTokens;
         cost_ += out.cost;
+        ++calls_;
         store(key, body(request, request.format), out);
         return out;
       } catch (const json::exception &e) {
@@ -408,6 +410,11 @@ Usage Client::totals() const {
 double Client::cost() const {
   std::lock_guard lock(mutex_);
   return cost_;
+}
+
+int64_t Client::calls() const {
+  std::lock_guard lock(mutex_);
+  return calls_;
 }
 
 std::vector<double> Client::delays() const {

@@ -120,6 +120,8 @@ public:
 
   Usage totals() const;
   double cost() const;
+  /// Chat completions answered so far (from the cache or the network).
+  int64_t calls() const;
   /// The delays slept before retries, in order (for tests and logs).
   std::vector<double> delays() const;
   /// The cache key of a request: a hash of everything that decides the reply.
@@ -139,6 +141,7 @@ private:
   mutable std::mutex mutex_; // totals, delays, format downgrades, cache, the jitter generator
   Usage totals_;
   double cost_ = 0;
+  int64_t calls_ = 0;
   std::vector<double> delays_;
   Format maxFormat_ = Format::JsonSchema; // lowered when a server refuses structured output
   uint64_t jitterState_;

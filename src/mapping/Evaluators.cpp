@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 namespace hone::mapping {
 
@@ -18,20 +19,42 @@ namespace fs = std::filesystem;
 using engine::EvalResult;
 using engine::EvalStatus;
 
-std::optional<std::string> findExpertMapper(const std::string &app) {
+namespace {
+
+std::vector<fs::path> exampleFolders() {
   std::vector<fs::path> folders;
   if (const char *env = std::getenv("HONE_EXAMPLES"); env && *env)
     folders.emplace_back(env);
 #ifdef HONE_EXAMPLES_DIR
   folders.emplace_back(HONE_EXAMPLES_DIR);
 #endif
-  for (const auto &f : folders) {
+  return folders;
+}
+
+} // namespace
+
+std::optional<std::string> findExpertMapper(const std::string &app) {
+  for (const auto &f : exampleFolders()) {
     fs::path p = f / (app + ".map");
     std::error_code ec;
     if (fs::is_regular_file(p, ec))
       return p.string();
   }
   return std::nullopt;
+}
+
+std::vector<std::string> exampleMappers() {
+  std::map<std::string, std::string> byApp; // the first folder that has an app wins
+  for (const auto &f : exampleFolders()) {
+    std::error_code ec;
+    for (const auto &e : fs::directory_iterator(f, ec))
+      if (e.path().extension() == ".map" && e.is_regular_file(ec))
+        byApp.emplace(e.path().stem().string(), e.path().string());
+  }
+  std::vector<std::string> out;
+  for (const auto &[app, path] : byApp)
+    out.push_back(path);
+  return out;
 }
 
 namespace {

@@ -16,12 +16,16 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 namespace hone::mapping {
 
 /// The expert mapper shipped for an app: $HONE_EXAMPLES/<app>.map, then the
 /// source tree's examples/mappers/<app>.map; nullopt when there is none.
 std::optional<std::string> findExpertMapper(const std::string &app);
+
+/// Every shipped example mapper (one per app, the same folders), sorted by app name.
+std::vector<std::string> exampleMappers();
 
 /// The model's evaluation of one mapper text: checked against the app, then simulated.
 class ModelEvaluator {

@@ -4,40 +4,7 @@
 set -uo pipefail
 HONE=$1
 SRC=$2
-TMP=$(mktemp -d)
-mkdir -p "$TMP/gen"
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-
-check() { # name, expected exit code, command...
-  local name=$1 want=$2
-  shift 2
-  "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ "$rc" -eq "$want" ]; then
-    pass=$((pass + 1))
-  else
-    fail=$((fail + 1))
-    echo "FAIL $name: exit $rc, wanted $want"
-    sed 's/^/  out: /' "$TMP/out" | head -20
-    sed 's/^/  err: /' "$TMP/err" | head -20
-  fi
-}
-expect_out() { # name, fixed string that stdout must contain
-  if grep -qF -- "$2" "$TMP/out"; then pass=$((pass + 1)); else
-    fail=$((fail + 1))
-    echo "FAIL $1: stdout lacks '$2'"
-    sed 's/^/  out: /' "$TMP/out" | head -20
-  fi
-}
-expect_err() {
-  if grep -qF -- "$2" "$TMP/err"; then pass=$((pass + 1)); else
-    fail=$((fail + 1))
-    echo "FAIL $1: stderr lacks '$2'"
-    sed 's/^/  err: /' "$TMP/err" | head -20
-  fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # Version, help, usage errors.
 check version 0 "$HONE" --version
