@@ -138,6 +138,20 @@ std::optional<double> retryAfter(const std::map<std::string, std::string> &heade
 }
 
 /// The server's error message: {"error": {"message": ...}} or {"error": "..."}, else the body's start.
+/// Whether a 400's body names `param` as the parameter at fault (OpenAI's error.param, or the message).
+bool refusesParameter(const std::string &body, const std::string &param) {
+  auto j = json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const json &e = j["error"];
+    if (e.value("param", json()).is_string() && e["param"].get<std::string>() == param)
+      return true;
+    std::string message = e.value("message", std::string());
+    return message.find("'" + param + "'") != std::string::npos || message.find("`" + param + "`") != std::string::npos ||
+           message.find("\"" + param + "\"") != std::string::npos;
+  }
+  return false;
+}
+
 std::string serverMessage(const std::string &body) {
   try {
     json j = json::parse(body);
@@ -211,14 +225,16 @@ std::string Client::redact(std::string text) const {
   return text;
 }
 
-json Client::body(const ChatRequest &request, Format format) const {
+json Client::body(const ChatRequest &request, Format format, bool lean) const {
   json messages = json::array();
   for (const auto &m : request.messages)
     messages.push_back({{"role", m.role}, {"content", m.content}});
-  json j{{"model", config_.model}, {"messages", messages}, {"temperature", request.temperature}};
+  json j{{"model", config_.model}, {"messages", messages}};
+  if (!(lean && noTemperature_))
+    j["temperature"] = request.temperature;
   if (request.maxTokens > 0)
     j["max_tokens"] = request.maxTokens;
-  if (request.seed)
+  if (request.seed && !(lean && noSeed_))
     j["seed"] = *request.seed;
   if (format == Format::JsonObject)
     j["response_format"] = {{"type", "json_object"}};
@@ -335,7 +351,11 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
   std::string lastError;
   for (;;) {
     ++attempts;
-    json sent = body(request, format);
+    json sent;
+    {
+      std::lock_guard lock(mutex_);
+      sent = body(request, format, true);
+    }
     HttpResult r = transport_->post(url, headers, sent.dump(), config_.timeoutS);
     bool retry = false;
     if (!r.connected) {
@@ -349,6 +369,15 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
       format = format == Format::JsonSchema ? Format::JsonObject : Format::Text;
       std::lock_guard lock(mutex_);
       maxFormat_ = std::min(maxFormat_, format);
+      continue;
+    } else if (r.status == 400 && refusesParameter(r.body, "temperature") && sent.contains("temperature")) {
+      // Reasoning models accept only their default temperature: ask again without one (not a retry).
+      std::lock_guard lock(mutex_);
+      noTemperature_ = true;
+      continue;
+    } else if (r.status == 400 && refusesParameter(r.body, "seed") && sent.contains("seed")) {
+      std::lock_guard lock(mutex_);
+      noSeed_ = true;
       continue;
     } else if (r.status != 200) {
       lastError = fmt::format("{} answered HTTP {}: {}", url, r.status, serverMessage(r.body));

@@ -130,7 +130,8 @@ public:
 private:
   Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep sleep);
   std::string redact(std::string text) const;
-  nlohmann::json body(const ChatRequest &request, Format format) const;
+  /// The request's JSON; `lean` leaves out the sampling parameters a server refused (temperature, seed).
+  nlohmann::json body(const ChatRequest &request, Format format, bool lean = false) const;
   std::optional<ChatResponse> cached(const std::string &key);
   void store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
 
@@ -144,6 +145,7 @@ private:
   int64_t calls_ = 0;
   std::vector<double> delays_;
   Format maxFormat_ = Format::JsonSchema; // lowered when a server refuses structured output
+  bool noTemperature_ = false, noSeed_ = false; // set when a server refuses them (e.g. reasoning models)
   uint64_t jitterState_;
   int inFlight_ = 0;
   std::condition_variable_any slots_;

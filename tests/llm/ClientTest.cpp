@@ -122,6 +122,30 @@ TEST_F(Fixture, NeverRetriesAWrongModelAndKeepsTheKeySecret) {
   EXPECT_NE(r.error().message.find("[key]"), std::string::npos);
 }
 
+TEST_F(Fixture, AReasoningModelThatRefusesATemperatureIsAskedWithoutOne) {
+  server.then(FakeServer::status(
+      400, R"({"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model.",)"
+           R"("param":"temperature","code":"unsupported_value"}})"));
+  server.then(FakeServer::reply("first"));
+  server.then(FakeServer::reply("second"));
+  auto c = client(config());
+  ChatRequest r = ask("x");
+  r.seed = 3;
+  ASSERT_EQ(c->chat(r)->content, "first");
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_TRUE(server.requests[0].contains("temperature"));
+  EXPECT_FALSE(server.requests[1].contains("temperature"));
+  EXPECT_EQ(server.requests[1]["seed"], 3); // only the refused parameter is left out
+  ASSERT_EQ(c->chat(ask("y"))->content, "second"); // remembered: no second refusal
+  EXPECT_FALSE(server.requests[2].contains("temperature"));
+  EXPECT_TRUE(c->delays().empty()); // not retries
+  // Other 400s are still errors, not retried.
+  server.then(FakeServer::status(400, R"({"error":{"message":"messages: too long","param":"messages"}})"));
+  auto bad = c->chat(ask("z"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("HTTP 400: messages: too long"), std::string::npos) << bad.error().message;
+}
+
 TEST_F(Fixture, FallsBackFromJsonSchemaToJsonObjectToText) {
   server.then(FakeServer::status(400, R"({"error":{"message":"response_format json_schema is not supported"}})"));
   server.then(FakeServer::status(400, R"({"error":{"message":"unknown response_format type json_object"}})"));
