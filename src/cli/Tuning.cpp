@@ -373,6 +373,7 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
     o.temperature = config.llm.temperature;
     o.promptDirs = config.llm.promptDirs;
     o.seed = static_cast<int64_t>(config.seed);
+    o.program = models->program.get();
     if (*mapping::parseOptimizer(o.optimizer) > 0)
       o.examples = examplesFor(models->app->name);
     agent = std::make_unique<mapping::LlmAgent>(*models->app, *models->machine, config.start, config.startLabel,

@@ -32,6 +32,42 @@ std::string LlmAgent::appDescription() const {
     out += fmt::format("- {} [{}]{}{}\n", t.name, fmt::join(kinds, ","), args.empty() ? "" : ": ",
                        fmt::join(args, ", "));
   }
+  if (!options_.program)
+    return out;
+  // Sizes at the problem size being tuned: what each region holds, how many points each task runs.
+  const model::Program &p = *options_.program;
+  out += fmt::format("Problem size: {} = {:g}{}\n", app_.sizeName.empty() ? "size" : app_.sizeName, p.size,
+                     app_.sizeDoc.empty() ? "" : " (" + app_.sizeDoc + ")");
+  std::vector<double> regionBytes(app_.regions.size(), 0);
+  for (const auto &d : p.data)
+    if (d.region >= 0 && static_cast<size_t>(d.region) < regionBytes.size())
+      regionBytes[static_cast<size_t>(d.region)] += d.bytes;
+  out += "Regions (total size; fields):\n";
+  for (size_t r = 0; r < app_.regions.size(); ++r) {
+    std::vector<std::string> fields;
+    for (const auto &f : app_.regions[r].fields)
+      fields.push_back(f.name);
+    out += fmt::format("- {} ({:.4g} MB; {})\n", app_.regions[r].name, regionBytes[r] / 1e6, fmt::join(fields, ","));
+  }
+  if (!app_.partitions.empty()) {
+    out += "Partitions (of region):\n";
+    for (const auto &part : app_.partitions)
+      out += fmt::format("- {} (of {})\n", part.name, part.region);
+  }
+  std::vector<size_t> points(app_.tasks.size(), 0);
+  std::vector<double> bytes(app_.tasks.size(), 0);
+  for (const auto &t : p.tasks) {
+    if (t.task < 0 || static_cast<size_t>(t.task) >= points.size())
+      continue;
+    ++points[static_cast<size_t>(t.task)];
+    for (const auto &a : t.accesses)
+      bytes[static_cast<size_t>(t.task)] += a.instanceBytes;
+  }
+  out += "Point tasks per run (average data per point):\n";
+  for (size_t t = 0; t < app_.tasks.size(); ++t)
+    if (points[t] > 0)
+      out += fmt::format("- {}: {} ({:.4g} MB)\n", app_.tasks[t].name, points[t],
+                         bytes[t] / static_cast<double>(points[t]) / 1e6);
   return out;
 }
 
@@ -40,7 +76,8 @@ std::string LlmAgent::machineDescription() const {
   for (const auto &m : machine_.memories) {
     std::vector<std::string> from;
     for (const auto &a : m.access)
-      from.emplace_back(support::toString(a.proc));
+      if (std::string k(support::toString(a.proc)); std::find(from.begin(), from.end(), k) == from.end())
+        from.push_back(k);
     out += fmt::format("- {} ({:.3g} GB{}), reachable from {}\n", support::toString(m.kind), m.capacity / 1e9,
                        m.per ? fmt::format(" per {}", support::toString(*m.per)) : " per node", fmt::join(from, ","));
   }

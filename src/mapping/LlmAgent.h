@@ -45,6 +45,7 @@ struct LlmAgentOptions {
   std::vector<ExampleMapper> examples; // K-shot: the first K are shown
   double temperature = 0.7;
   std::optional<int64_t> seed = 1; // sampling seed of the first request; request i sends seed + i
+  const model::Program *program = nullptr; // the instantiated app: region sizes and task counts for the prompt
 };
 
 /// An optimizer name: "trace", "opro" or "K-shot" (K = 0..20). Returns K for K-shot, -1 otherwise.

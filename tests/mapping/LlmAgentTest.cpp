@@ -50,7 +50,9 @@ struct LlmAgentTest : ::testing::Test {
 TEST_F(LlmAgentTest, TraceSendsTheCurrentMapperAndItsFeedback) {
   std::string better = expertText("circuit") + "Region distribute_charge rp_shared GPU FBMEM;\n";
   server.then(FakeServer::reply(answer(better, "distribute_charge waits on zero-copy memory"), 100, 50));
-  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, {});
+  LlmAgentOptions options;
+  options.program = &*setup->program;
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
   auto o = run(agent, 2);
   ASSERT_EQ(o.steps.size(), 2u);
   EXPECT_EQ(o.steps[0].candidate.artifact, expertText("circuit"));
@@ -63,6 +65,10 @@ TEST_F(LlmAgentTest, TraceSendsTheCurrentMapperAndItsFeedback) {
   EXPECT_NE(p.find("time 0.0232"), std::string::npos);                       // its feedback
   EXPECT_NE(p.find("distribute_charge [GPU,CPU]"), std::string::npos);        // the app's tasks
   EXPECT_NE(p.find("Region T R K M1,M2;"), std::string::npos);                // the DSL reference
+  EXPECT_NE(p.find("- FBMEM (15 GB per GPU), reachable from GPU\n"), std::string::npos) << p; // the machine
+  EXPECT_NE(p.find("Regions (total size; fields):\n- "), std::string::npos);   // sizes at this problem size
+  EXPECT_NE(p.find("Point tasks per run"), std::string::npos);
+  EXPECT_NE(p.find("- distribute_charge: "), std::string::npos);
   EXPECT_EQ(server.requests[0]["response_format"]["type"], "json_schema");
   EXPECT_EQ(agent.exchanges().back().usage.promptTokens, 100);
 }
