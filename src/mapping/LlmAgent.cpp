@@ -265,6 +265,7 @@ std::optional<engine::Candidate> LlmAgent::ask() {
   engine::Candidate c = engine::Candidate::make(text, shots_ < 0 && best ? best->hash : std::string(),
                                                 fmt::format("llm ({}): {}", options_.optimizer, why));
   c.notes = ex.toJson(options_.optimizer);
+  repeats_ = seenByHash_.count(c.hash) || pending_.count(c.hash) ? repeats_ + 1 : 0;
   pending_.insert(c.hash);
   exchanges_.push_back(std::move(ex));
   return c;
@@ -281,6 +282,11 @@ std::vector<engine::Candidate> LlmAgent::propose(size_t count) {
     }
   }
   while (out.size() < count) {
+    if (repeats_ >= kMaxRepeats) {
+      stopReason_ = fmt::format("the LLM agent stopped: the model proposed mappers already tried {} times in a row",
+                                repeats_);
+      break;
+    }
     auto c = ask();
     if (!c)
       break; // the model cannot be asked (budget, network): the run ends here, with what it has

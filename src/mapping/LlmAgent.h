@@ -99,6 +99,8 @@ private:
   std::optional<size_t> best_;
   std::vector<LlmExchange> exchanges_;
   std::string stopReason_;
+  int repeats_ = 0; // consecutive candidates that repeated an earlier one despite the follow-ups
+  static constexpr int kMaxRepeats = 3;
 };
 
 /// Feedback as the model reads it: the execution output, then AutoGuide's explanations and

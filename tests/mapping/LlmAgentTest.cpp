@@ -176,6 +176,18 @@ TEST_F(LlmAgentTest, AMapperAlreadyTriedGoesBackOnce) {
   EXPECT_EQ(o.steps[1].candidate.artifact, other);
 }
 
+TEST_F(LlmAgentTest, AModelThatOnlyRepeatsItselfIsNotAskedForever) {
+  for (int i = 0; i < 20; ++i)
+    server.then(FakeServer::reply(answer(expertText("circuit"), "the same")));
+  LlmAgentOptions options;
+  options.repairs = 1;
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
+  auto o = run(agent, 10);
+  EXPECT_EQ(o.progress.evaluations, 1u);
+  EXPECT_EQ(server.requests.size(), 6u); // 3 candidates x (the ask + 1 follow-up)
+  EXPECT_NE(o.stopReason.find("already tried 3 times in a row"), std::string::npos) << o.stopReason;
+}
+
 TEST_F(LlmAgentTest, MalformedJsonAndBareTextAreReadTolerantly) {
   // A cut JSON object is not JSON and has no fenced block: the text is the mapper, which does not
   // check; the repair gets a bare mapper with no fences at all, which checks.
