@@ -11,7 +11,7 @@ POST .../chat/completions with the next action of SCRIPT (a JSON list):
   {"truncate": true}                                  a 200 whose body is cut off
 When the script is used up it answers 400 "script exhausted". A request for a
 model other than --model gets 404, as real servers do. Every request is logged
-to LOG as one JSON line: {"body": ..., "authorization": ...}.
+to LOG as one JSON line: {"body": ..., "authorization": ..., "time": seconds since the epoch}.
 """
 import json
 import sys
@@ -53,7 +53,8 @@ class Handler(BaseHTTPRequestHandler):
             body = {"unparsable": raw.decode(errors="replace")}
         with lock:
             with open(log_path, "a") as log:
-                log.write(json.dumps({"body": body, "authorization": self.headers.get("Authorization")}) + "\n")
+                log.write(json.dumps({"body": body, "authorization": self.headers.get("Authorization"),
+                                      "time": time.time()}) + "\n")
             if not self.path.endswith("/chat/completions"):
                 action = {"status": 404, "body": json.dumps({"error": {"message": "no route " + self.path}})}
             elif model is not None and body.get("model") != model:

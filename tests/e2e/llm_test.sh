@@ -93,6 +93,11 @@ expect_eq llm-faults-requests "$(requests)" 8
 expect_eq llm-faults-header "$(request_field 1 "r['authorization']")" "Bearer sk-e2e-secret-4242"
 expect_eq llm-faults-schema "$(request_field 1 "r['body']['response_format']['type']")" json_schema
 expect_eq llm-faults-model "$(request_field 1 "r['body']['model']")" fake-model
+# The 429's Retry-After (1 s) was waited for; the 500 was retried after the backoff (0.5 s less jitter).
+expect_eq llm-faults-retry-after "$(python3 -c "
+import json, sys
+t = [json.loads(l)['time'] for l in open(sys.argv[1])]
+print(t[1] - t[0] >= 0.95, 0.3 <= t[4] - t[3] < 3)" "$TMP/requests.jsonl")" "True True"
 # The first prompt carries the expert mapper and AutoGuide's feedback on it (the default level).
 expect_eq llm-faults-feedback "$(request_field 1 "'Analysis (AutoGuide)' in r['body']['messages'][1]['content'] and 'Suggestion:' in r['body']['messages'][1]['content']")" True
 expect_eq llm-faults-mapper-in-prompt "$(request_field 1 "'IndexTaskMap calculate_new_currents' in r['body']['messages'][1]['content']")" True
