@@ -108,6 +108,10 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->capture_default_str()
       ->check(CLI::Range(0, 10))
       ->group(llm);
+  cmd->add_option("--llm-concurrency", l.client.concurrency, "Requests in flight at most (a batch of --jobs asks at once)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64))
+      ->group(llm);
   cmd->add_option("--token-budget", l.client.tokenBudget, "Stop asking after this many tokens (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->group(llm);

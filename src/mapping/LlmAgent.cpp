@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <thread>
 
 namespace hone::mapping {
 
@@ -197,14 +198,7 @@ std::map<std::string, std::string> LlmAgent::promptValues(const std::string &dsl
   return values;
 }
 
-std::optional<engine::Candidate> LlmAgent::ask() {
-  LlmExchange ex;
-  auto fail = [&](std::string error) -> std::optional<engine::Candidate> {
-    stopReason_ = "the LLM agent stopped: " + error;
-    ex.error = std::move(error);
-    exchanges_.push_back(std::move(ex));
-    return std::nullopt;
-  };
+support::Expected<LlmAgent::Prepared> LlmAgent::prepare() const {
   const char *bodyName = shots_ >= 0 ? "shots" : options_.optimizer == "opro" ? "opro" : "trace";
   auto system = llm::loadTemplate("mapping", "system", options_.promptDirs);
   auto body = llm::loadTemplate("mapping", bodyName, options_.promptDirs);
@@ -212,20 +206,23 @@ std::optional<engine::Candidate> LlmAgent::ask() {
   auto duplicate = llm::loadTemplate("mapping", "duplicate", options_.promptDirs);
   for (const auto *t : {&system, &body, &repair, &duplicate})
     if (!*t)
-      return fail(t->error().message);
+      return t->error();
   std::string dsl = options_.dslReference;
   if (dsl.empty())
     if (auto ref = llm::loadTemplate("mapping", "dsl", options_.promptDirs))
       dsl = ref->text;
   auto prompt = llm::render(*body, promptValues(dsl));
   if (!prompt)
-    return fail(prompt.error().message);
-  ex.messages = {{"system", system->text}, {"user", *prompt}};
+    return prompt.error();
+  return Prepared{*repair, *duplicate, {{"system", system->text}, {"user", *prompt}}};
+}
+
+std::optional<engine::Candidate> LlmAgent::converse(const Prepared &prepared, int64_t index, LlmExchange &ex) const {
+  ex.messages = prepared.messages;
   llm::ChatRequest request;
   request.temperature = options_.temperature;
   if (options_.seed)
-    ex.seed = request.seed = *options_.seed + requests_;
-  ++requests_;
+    ex.seed = request.seed = *options_.seed + index;
   request.format = llm::Format::JsonSchema;
   request.schema = {{"type", "object"},
                     {"properties", {{"mapper", {{"type", "string"}}}, {"rationale", {{"type", "string"}}}}},
@@ -235,8 +232,10 @@ std::optional<engine::Candidate> LlmAgent::ask() {
   for (int round = 0;; ++round) {
     request.messages = ex.messages;
     auto reply = client_.chat(request);
-    if (!reply)
-      return fail(reply.error().message);
+    if (!reply) {
+      ex.error = reply.error().message;
+      return std::nullopt;
+    }
     ++ex.calls;
     ex.cached = ex.cached && reply->cached;
     ex.usage.promptTokens += reply->usage.promptTokens;
@@ -246,13 +245,13 @@ std::optional<engine::Candidate> LlmAgent::ask() {
     std::tie(text, rationale) = readReply(reply->content);
     std::optional<std::string> followUp;
     if (auto rejected = rejectIfInvalid(text, &app_)) {
-      auto fix = llm::render(*repair, {{"diagnostics", rejected->profile.dump(2)}});
+      auto fix = llm::render(prepared.repair, {{"diagnostics", rejected->profile.dump(2)}});
       followUp = fix ? *fix : rejected->rawOutput;
     } else if (std::string hash = engine::contentHash(text); seenByHash_.count(hash) || pending_.count(hash)) {
       std::string earlier = "is being evaluated";
       if (auto it = seenByHash_.find(hash); it != seenByHash_.end())
         earlier = "scored " + scoreText(seen_[it->second].ok, seen_[it->second].score);
-      auto again = llm::render(*duplicate, {{"earlier", earlier}});
+      auto again = llm::render(prepared.duplicate, {{"earlier", earlier}});
       followUp = again ? *again : "This mapper was already evaluated; write a different one.";
     }
     if (!followUp || round >= options_.repairs)
@@ -265,9 +264,6 @@ std::optional<engine::Candidate> LlmAgent::ask() {
   engine::Candidate c = engine::Candidate::make(text, shots_ < 0 && best ? best->hash : std::string(),
                                                 fmt::format("llm ({}): {}", options_.optimizer, why));
   c.notes = ex.toJson(options_.optimizer);
-  repeats_ = seenByHash_.count(c.hash) || pending_.count(c.hash) ? repeats_ + 1 : 0;
-  pending_.insert(c.hash);
-  exchanges_.push_back(std::move(ex));
   return c;
 }
 
@@ -281,16 +277,44 @@ std::vector<engine::Candidate> LlmAgent::propose(size_t count) {
       pending_.insert(out.back().hash);
     }
   }
-  while (out.size() < count) {
-    if (repeats_ >= kMaxRepeats) {
-      stopReason_ = fmt::format("the LLM agent stopped: the model proposed mappers already tried {} times in a row",
-                                repeats_);
-      break;
+  if (out.size() >= count)
+    return out;
+  if (repeats_ >= kMaxRepeats) {
+    stopReason_ =
+        fmt::format("the LLM agent stopped: the model proposed mappers already tried {} times in a row", repeats_);
+    return out;
+  }
+  auto prepared = prepare();
+  if (!prepared) {
+    stopReason_ = "the LLM agent stopped: " + prepared.error().message;
+    return out;
+  }
+  // The batch's requests share one prompt and differ in their seed; they go out together (the
+  // client bounds how many are in flight) and come back in order, so a replay sees the same batch.
+  size_t want = count - out.size();
+  std::vector<LlmExchange> exchanges(want);
+  std::vector<std::optional<engine::Candidate>> got(want);
+  auto one = [&](size_t i) { got[i] = converse(*prepared, requests_ + static_cast<int64_t>(i), exchanges[i]); };
+  if (want == 1) {
+    one(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < want; ++i)
+      threads.emplace_back(one, i);
+    for (auto &t : threads)
+      t.join();
+  }
+  requests_ += static_cast<int64_t>(want);
+  for (size_t i = 0; i < want; ++i) {
+    if (!got[i]) {
+      // The model cannot be asked (budget, network): the run ends when no request of a batch gets through.
+      stopReason_ = "the LLM agent stopped: " + exchanges[i].error;
+    } else {
+      repeats_ = seenByHash_.count(got[i]->hash) || pending_.count(got[i]->hash) ? repeats_ + 1 : 0;
+      pending_.insert(got[i]->hash);
+      out.push_back(std::move(*got[i]));
     }
-    auto c = ask();
-    if (!c)
-      break; // the model cannot be asked (budget, network): the run ends here, with what it has
-    out.push_back(std::move(*c));
+    exchanges_.push_back(std::move(exchanges[i]));
   }
   return out;
 }

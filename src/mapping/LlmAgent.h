@@ -17,6 +17,7 @@
 
 #include "engine/Engine.h"
 #include "llm/Client.h"
+#include "llm/Prompt.h"
 #include "mapping/Space.h"
 #include "model/App.h"
 #include "model/Machine.h"
@@ -74,7 +75,13 @@ public:
   const std::vector<LlmExchange> &exchanges() const { return exchanges_; }
 
 private:
-  std::optional<engine::Candidate> ask();
+  struct Prepared {
+    llm::Template repair, duplicate;
+    std::vector<llm::Message> messages; // system and user
+  };
+  support::Expected<Prepared> prepare() const;
+  /// One request and its follow-ups (thread-safe: reads the agent's state, writes only `ex`).
+  std::optional<engine::Candidate> converse(const Prepared &prepared, int64_t index, LlmExchange &ex) const;
   std::string appDescription() const;
   std::string machineDescription() const;
   std::map<std::string, std::string> promptValues(const std::string &dsl) const;

@@ -6,7 +6,12 @@
 #include "mapping/LlmAgent.h"
 #include "sim/SimTestUtil.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 namespace hone::mapping {
 namespace {
@@ -35,10 +40,11 @@ struct LlmAgentTest : ::testing::Test {
     ASSERT_TRUE(made.ok());
     client = std::move(*made);
   }
-  engine::LoopOutcome run(LlmAgent &agent, size_t budget) {
-    engine::PoolEvaluator pool([&](const engine::Candidate &c) { return eval.evaluate(c); }, 1);
+  engine::LoopOutcome run(LlmAgent &agent, size_t budget, size_t batch = 1) {
+    engine::PoolEvaluator pool([&](const engine::Candidate &c) { return eval.evaluate(c); }, batch);
     engine::LoopOptions o;
     o.budget = budget;
+    o.batch = batch;
     engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
       return json{{"execution", r.rawOutput}, {"error", r.error}};
     };
@@ -186,6 +192,37 @@ TEST_F(LlmAgentTest, AModelThatOnlyRepeatsItselfIsNotAskedForever) {
   EXPECT_EQ(o.progress.evaluations, 1u);
   EXPECT_EQ(server.requests.size(), 6u); // 3 candidates x (the ask + 1 follow-up)
   EXPECT_NE(o.stopReason.find("already tried 3 times in a row"), std::string::npos) << o.stopReason;
+}
+
+TEST_F(LlmAgentTest, ABatchAsksTogetherAndKeepsTheSeedsOrder) {
+  // Each reply names the seed it was asked with; the first request is answered last, so replies
+  // arrive out of order; the candidates still come in the order of their seeds.
+  std::atomic<int> inFlight{0}, peak{0}, arrived{0};
+  for (int i = 0; i < 3; ++i)
+    server.then([&](const httplib::Request &req, httplib::Response &res) {
+      int now = ++inFlight;
+      ++arrived;
+      for (int p = peak; now > p && !peak.compare_exchange_weak(p, now);) {
+      }
+      int64_t seed = json::parse(req.body)["seed"].get<int64_t>();
+      // Wait (up to 2 s) for the batch's other request, then answer seed 10 last.
+      for (int waited = 0; arrived < 2 && waited < 2000; waited += 5)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (seed == 10)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::string mapper = expertText("circuit") + fmt::format("# seed {}\n", seed);
+      FakeServer::reply(answer(mapper, fmt::format("seed {}", seed)))(req, res);
+      --inFlight;
+    });
+  LlmAgentOptions options;
+  options.seed = 10;
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
+  auto o = run(agent, 4, 3); // the start and two asks, then one more ask
+  ASSERT_EQ(o.steps.size(), 4u);
+  EXPECT_EQ(o.steps[1].candidate.rationale, "llm (trace): seed 10");
+  EXPECT_EQ(o.steps[2].candidate.rationale, "llm (trace): seed 11");
+  EXPECT_EQ(o.steps[3].candidate.rationale, "llm (trace): seed 12");
+  EXPECT_GE(peak.load(), 2); // the first batch's two requests were in flight together
 }
 
 TEST_F(LlmAgentTest, MalformedJsonAndBareTextAreReadTolerantly) {
