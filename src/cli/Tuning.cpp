@@ -225,7 +225,7 @@ std::vector<mapping::ExampleMapper> examplesFor(const std::string &app) {
     if (name == app)
       continue;
     if (auto text = support::readFile(path))
-      out.push_back({fmt::format("the expert mapper of {} ({})", name, path), *text});
+      out.push_back({fmt::format("the expert mapper of {}", name), *text}); // no path: prompts are the same anywhere
   }
   return out;
 }

@@ -33,7 +33,7 @@
 namespace hone::mapping {
 
 struct ExampleMapper {
-  std::string label; // where it came from, e.g. "stencil (examples/mappers/stencil.map)"
+  std::string label; // what it is, e.g. "the expert mapper of stencil" (no paths: prompts are the same anywhere)
   std::string text;
 };
 

@@ -184,7 +184,7 @@ expect_eq llm-opro-prompt "$(request_field 1 "'Mappers so far' in r['body']['mes
 start_server "$TMP/one.json"
 check llm-5-shot 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$TMP/shots.db" --llm-url "$URL" --iterations 1 --optimizer 5-shot --json
 expect_out llm-5-shot '"evaluations": 1'
-expect_eq llm-5-shot-prompt "$(request_field 1 "'### Example 5' in r['body']['messages'][1]['content'], '### Example 6' in r['body']['messages'][1]['content'], 'Execution output' in r['body']['messages'][1]['content'], 'circuit.map' in r['body']['messages'][1]['content']")" "True False False False"
+expect_eq llm-5-shot-prompt "$(request_field 1 "'### Example 5' in r['body']['messages'][1]['content'], '### Example 6' in r['body']['messages'][1]['content'], 'Execution output' in r['body']['messages'][1]['content'], 'expert mapper of circuit' in r['body']['messages'][1]['content'], '/' + 'examples/mappers' in r['body']['messages'][1]['content']")" "True False False False False"
 check llm-bad-optimizer 2 "$HONE" tune --app circuit "${LLM[@]}" --db "$DB" --llm-url "$URL" --optimizer tracer
 expect_err llm-bad-optimizer "not one of trace, opro, K-shot"
 
