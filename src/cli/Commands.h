@@ -20,6 +20,9 @@ struct CheckedSource;
 namespace hone::mapping {
 class Space;
 }
+namespace hone::llm {
+struct Settings;
+}
 namespace hone::model {
 struct MachineModel;
 struct AppModel;
@@ -46,6 +49,7 @@ void addRunsCommand(CLI::App &app, Action &action);
 void addShowCommand(CLI::App &app, Action &action);
 void addExportCommand(CLI::App &app, Action &action);
 void addSpaceCommand(CLI::App &app, Action &action);
+void addLlmCheckCommand(CLI::App &app, Action &action);
 
 // ---- shared helpers ----------------------------------------------------------
 
@@ -83,6 +87,14 @@ struct OpenedRun {
 };
 /// The store at `db` and its run `id` with its steps; prints why not.
 std::optional<OpenedRun> openRun(const std::string &db, int64_t id);
+
+/// The options that say which LLM endpoint to use: --llm-url, --llm-model, --llm-preset,
+/// --llm-config, --llm-timeout, --llm-retries (for `tune` and `llm-check`).
+void addLlmEndpointOptions(CLI::App &cmd, llm::Settings &settings, const std::string &group);
+/// --api-key, hidden: the key is never taken from the command line; refuseKey() says where it goes.
+CLI::Option *addRefusedKeyOption(CLI::App &cmd, std::string &sink);
+/// Throws a CLI11 validation error (exit 2) when --api-key was given; never repeats the value.
+void refuseKey(const CLI::Option *option);
 
 /// The mapper of the assignment in a JSON file; prints the error and returns nullopt.
 std::optional<std::string> renderAssignment(const mapping::Space &space, const std::string &path);

@@ -75,14 +75,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
   LlmConfig &l = c.llm;
   const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
-  cmd->add_option("--llm-url", l.client.url, "Chat completions endpoint, e.g. http://localhost:8000/v1")->group(llm);
-  cmd->add_option("--llm-model", l.client.model, "Model name the endpoint serves")->group(llm);
-  cmd->add_option("--llm-preset", l.client.preset, "openai, vllm, llamacpp or ollama: the endpoint's default URL")
-      ->group(llm);
-  cmd->add_option("--llm-config", l.client.configFile,
-                  "Config file (TOML: url, model, api_key, prices); default $HONE_LLM_CONFIG or "
-                  "~/.config/hone/llm.toml")
-      ->group(llm);
+  addLlmEndpointOptions(*cmd, l.client, llm);
   cmd->add_option("--optimizer", l.optimizer, "trace, opro, or K-shot (0-shot, 5-shot: no feedback)")
       ->capture_default_str()
       ->group(llm);
@@ -100,13 +93,6 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->group(llm);
   cmd->add_option("--llm-cache", l.client.cachePath, "Response cache (SQLite); default: the store (--db)")->group(llm);
   cmd->add_flag("--replay", l.client.replay, "Answer only from the cache, never the network: rerun a run exactly")
-      ->group(llm);
-  cmd->add_option("--llm-timeout", l.client.timeoutS, "Seconds to wait for one reply (default 120)")
-      ->check(CLI::PositiveNumber)
-      ->group(llm);
-  cmd->add_option("--llm-retries", l.client.retries, "Retries of transient failures (429, 5xx, timeouts)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 10))
       ->group(llm);
   cmd->add_option("--llm-concurrency", l.client.concurrency, "Requests in flight at most (a batch of --jobs asks at once)")
       ->capture_default_str()
@@ -126,13 +112,9 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->group(llm);
   cmd->add_option("--prompts", l.promptDirs, "Folder with prompt templates that override prompts/mapping/*.md")
       ->group(llm);
-  // The key never comes from the command line (shell history, ps); say where it goes instead.
-  auto *keyOption = cmd->add_option("--api-key,--llm-api-key", opts->refusedKey)->group("");
+  CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
   cmd->callback([opts, &action, keyOption] {
-    if (keyOption->count() > 0)
-      throw CLI::ValidationError("--api-key", "hone never takes the API key on the command line (it would land in "
-                                              "shell history and ps): set HONE_LLM_API_KEY, or api_key in the "
-                                              "config file (--llm-config)");
+    refuseKey(keyOption);
     action = [opts]() -> int {
       TuneConfig config = opts->config;
       config.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     addShowCommand(app, action);
     addExportCommand(app, action);
     addSpaceCommand(app, action);
+    addLlmCheckCommand(app, action);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {

@@ -206,5 +206,31 @@ check llm-config-typo 2 "$HONE" tune --app circuit --agent llm --llm-config "$TM
 expect_err llm-config-typo "typo.toml:2:1"
 expect_err llm-config-typo "did you mean 'url'"
 
+# 8. llm-check: one small request before a long run.
+python3 - "$TMP" <<'PY'
+import json, sys
+json.dump([{"content": '{"ok": true, "model": "fake"}', "usage": [30, 8]}], open(sys.argv[1] + "/check.json", "w"))
+json.dump([{"status": 400, "body": '{"error": {"message": "response_format json_schema is not supported"}}'},
+           {"content": '{"ok": true, "model": "fake"}'}], open(sys.argv[1] + "/check-object.json", "w"))
+PY
+start_server "$TMP/check.json"
+check llm-check 0 "$HONE" llm-check --llm-url "$URL" --llm-model fake-model
+expect_out llm-check "ok: answered in"
+expect_out llm-check "structured output: json_schema, 30 prompt + 8 completion tokens"
+expect_out llm-check "key: HONE_LLM_API_KEY"
+expect_eq llm-check-key-not-shown "$(grep -c sk-e2e-secret-4242 "$TMP/out")" 0
+start_server "$TMP/check-object.json"
+check llm-check-fallback 0 "$HONE" llm-check --llm-url "$URL" --llm-model fake-model --json
+expect_out llm-check-fallback '"format": "json_object"'
+expect_out llm-check-fallback '"json_reply": true'
+check llm-check-wrong-model 1 "$HONE" llm-check --llm-url "$URL" --llm-model other --json
+expect_out llm-check-wrong-model '"ok": false'
+expect_out llm-check-wrong-model 'HTTP 404'
+stop_server
+check llm-check-down 1 "$HONE" llm-check --llm-url "$URL" --llm-model fake-model --llm-retries 0
+expect_out llm-check-down "failed: cannot reach $URL/chat/completions"
+check llm-check-no-model 2 "$HONE" llm-check --llm-url "$URL"
+check llm-check-key-refused 2 "$HONE" llm-check --llm-url "$URL" --llm-model m --api-key sk-x
+
 echo "e2e llm: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
