@@ -18,27 +18,20 @@ namespace hone::cli {
 
 using nlohmann::json;
 
-void addLlmEndpointOptions(CLI::App &cmd, llm::Settings &s,
-                           const std::string &group) {
-  cmd.add_option("--llm-url", s.url,
-                 "Chat completions endpoint, e.g. http://localhost:8000/v1")
-      ->group(group);
-  cmd.add_option("--llm-model", s.model, "Model name the endpoint serves")
-      ->group(group);
-  cmd.add_option("--llm-preset", s.preset,
-                 "openai, vllm, llamacpp or ollama: the endpoint's default URL")
+void addLlmEndpointOptions(CLI::App &cmd, llm::Settings &s, const std::string &group) {
+  cmd.add_option("--llm-url", s.url, "Chat completions endpoint, e.g. http://localhost:8000/v1")->group(group);
+  cmd.add_option("--llm-model", s.model, "Model name the endpoint serves")->group(group);
+  cmd.add_option("--llm-preset", s.preset, "openai, vllm, llamacpp or ollama: the endpoint's default URL")
       ->group(group);
   cmd.add_option("--llm-config", s.configFile,
                  "Config file (TOML: url, model, api_key, prices); default "
                  "$HONE_LLM_CONFIG or "
                  "~/.config/hone/llm.toml")
       ->group(group);
-  cmd.add_option("--llm-timeout", s.timeoutS,
-                 "Seconds to wait for one reply (default 120)")
+  cmd.add_option("--llm-timeout", s.timeoutS, "Seconds to wait for one reply (default 120)")
       ->check(CLI::PositiveNumber)
       ->group(group);
-  cmd.add_option("--llm-retries", s.retries,
-                 "Retries of transient failures (429, 5xx, timeouts)")
+  cmd.add_option("--llm-retries", s.retries, "Retries of transient failures (429, 5xx, timeouts)")
       ->capture_default_str()
       ->check(CLI::Range(0, 10))
       ->group(group);
@@ -50,11 +43,9 @@ CLI::Option *addRefusedKeyOption(CLI::App &cmd, std::string &sink) {
 
 void refuseKey(const CLI::Option *option) {
   if (option->count() > 0)
-    throw CLI::ValidationError(
-        "--api-key",
-        "hone never takes the API key on the command line (it would land in "
-        "shell history and ps): set HONE_LLM_API_KEY, or api_key in the "
-        "config file (--llm-config)");
+    throw CLI::ValidationError("--api-key", "hone never takes the API key on the command line (it would land in "
+                                            "shell history and ps): set HONE_LLM_API_KEY, or api_key in the "
+                                            "config file (--llm-config)");
 }
 
 void addLlmCheckCommand(CLI::App &app, Action &action) {
@@ -64,8 +55,7 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
     std::string refusedKey;
   };
   auto opts = std::make_shared<Options>();
-  auto *cmd = app.add_subcommand(
-      "llm-check", "Check that an LLM endpoint answers, before a long run");
+  auto *cmd = app.add_subcommand("llm-check", "Check that an LLM endpoint answers, before a long run");
   addLlmEndpointOptions(*cmd, opts->settings, "");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
@@ -81,11 +71,10 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
       for (const auto &w : resolved->warnings)
         std::cerr << "hone: warning: " << w << "\n";
       const llm::ClientConfig &c = resolved->client;
-      std::string keySource =
-          c.apiKey.empty() ? "none"
-          : (env("HONE_LLM_API_KEY") && *env("HONE_LLM_API_KEY"))
-              ? "HONE_LLM_API_KEY"
-              : "api_key in " + resolved->configFile;
+      std::string keySource = c.apiKey.empty() ? "none"
+                              : (env("HONE_LLM_API_KEY") && *env("HONE_LLM_API_KEY"))
+                                  ? "HONE_LLM_API_KEY"
+                                  : "api_key in " + resolved->configFile;
       auto client = llm::Client::make(c);
       if (!client) {
         std::cerr << "hone: " << client.error().message << "\n";
@@ -97,29 +86,20 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
                                    "\"model\": \"<your name>\"}."}};
       request.temperature = 0;
       request.format = llm::Format::JsonSchema;
-      request.schema = {
-          {"type", "object"},
-          {"properties",
-           {{"ok", {{"type", "boolean"}}}, {"model", {{"type", "string"}}}}},
-          {"required", {"ok", "model"}},
-          {"additionalProperties", false}};
+      request.schema = {{"type", "object"},
+                        {"properties", {{"ok", {{"type", "boolean"}}}, {"model", {{"type", "string"}}}}},
+                        {"required", {"ok", "model"}},
+                        {"additionalProperties", false}};
       auto t0 = std::chrono::steady_clock::now();
       auto reply = (*client)->chat(request);
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-              .count();
-      json j{{"url", c.baseUrl},
-             {"model", c.model},
-             {"config_file", resolved->configFile},
-             {"key", keySource},
-             {"ok", reply.ok()},
-             {"seconds", seconds}};
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      json j{{"url", c.baseUrl}, {"model", c.model}, {"config_file", resolved->configFile},
+             {"key", keySource}, {"ok", reply.ok()}, {"seconds", seconds}};
       if (reply) {
         auto parsed = llm::extractJson(reply->content);
         j["format"] = llm::toString(reply->format);
         j["attempts"] = reply->attempts;
-        j["tokens"] = {{"prompt", reply->usage.promptTokens},
-                       {"completion", reply->usage.completionTokens}};
+        j["tokens"] = {{"prompt", reply->usage.promptTokens}, {"completion", reply->usage.completionTokens}};
         j["reply"] = reply->content;
         j["json_reply"] = parsed.has_value();
       } else {
@@ -128,22 +108,17 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
       if (opts->json) {
         std::cout << j.dump(2) << "\n";
       } else {
-        std::cout << fmt::format("endpoint: {}/chat/completions, model {}\n",
-                                 c.baseUrl, c.model);
-        std::cout << fmt::format(
-            "config file: {}; key: {}\n",
-            resolved->configFile.empty() ? "none" : resolved->configFile,
-            keySource);
+        std::cout << fmt::format("endpoint: {}/chat/completions, model {}\n", c.baseUrl, c.model);
+        std::cout << fmt::format("config file: {}; key: {}\n",
+                                 resolved->configFile.empty() ? "none" : resolved->configFile, keySource);
         if (reply) {
           std::string excerpt = reply->content.substr(0, 200);
-          std::cout << fmt::format(
-              "ok: answered in {:.2f} s ({} attempt{}), structured output: {}, "
-              "{} prompt + {} "
-              "completion tokens\nreply: {}{}\n",
-              seconds, reply->attempts, reply->attempts == 1 ? "" : "s",
-              llm::toString(reply->format), reply->usage.promptTokens,
-              reply->usage.completionTokens, excerpt,
-              reply->content.size() > 200 ? "..." : "");
+          std::cout << fmt::format("ok: answered in {:.2f} s ({} attempt{}), structured output: {}, "
+                                   "{} prompt + {} "
+                                   "completion tokens\nreply: {}{}\n",
+                                   seconds, reply->attempts, reply->attempts == 1 ? "" : "s",
+                                   llm::toString(reply->format), reply->usage.promptTokens,
+                                   reply->usage.completionTokens, excerpt, reply->content.size() > 200 ? "..." : "");
           if (!j["json_reply"].get<bool>())
             std::cout << "note: the reply holds no JSON object; hone will read "
                          "mappers from fenced blocks or text\n";

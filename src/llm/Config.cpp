@@ -17,44 +17,39 @@ support::Expected<FileConfig> readConfigFile(const std::string &path) {
   auto text = support::readTomlFile(path);
   if (!text)
     return text.error();
-  return support::parseTomlDocument<FileConfig>(
-      path, *text, [&](TableReader &top) {
-        FileConfig c;
-        c.path = path;
-        c.preset = top.string("preset", "");
-        if (!c.preset.empty() && !findPreset(c.preset)) {
-          std::string names;
-          for (const auto &p : presets())
-            names += (names.empty() ? "" : ", ") + p.name;
-          top.failAt("preset", fmt::format("unknown preset '{}' (one of {})",
-                                           c.preset, names));
-        }
-        c.url = top.string("url", "");
-        c.model = top.string("model", "");
-        c.apiKey = top.string("api_key", "");
-        if (top.has("timeout_s")) {
-          c.timeoutS = top.number("timeout_s");
-          if (*c.timeoutS <= 0)
-            top.failAt("timeout_s", "must be positive");
-        }
-        for (const auto &[model, price] : top.namedValues<Price>(
-                 "prices", "price table", [&](const toml::node &n) {
-                   const toml::table *t = n.as_table();
-                   if (!t)
-                     top.failNode(n, "prices",
-                                  "expected a table {prompt = ..., completion "
-                                  "= ...} (per million tokens)");
-                   TableReader r(*t, path, "prices");
-                   Price p{r.number("prompt"), r.number("completion")};
-                   if (p.promptPerMTok < 0 || p.completionPerMTok < 0)
-                     r.failHere("prices cannot be negative");
-                   r.finish();
-                   return p;
-                 }))
-          c.prices[model] = price;
-        top.finish();
-        return c;
-      });
+  return support::parseTomlDocument<FileConfig>(path, *text, [&](TableReader &top) {
+    FileConfig c;
+    c.path = path;
+    c.preset = top.string("preset", "");
+    if (!c.preset.empty() && !findPreset(c.preset)) {
+      std::string names;
+      for (const auto &p : presets())
+        names += (names.empty() ? "" : ", ") + p.name;
+      top.failAt("preset", fmt::format("unknown preset '{}' (one of {})", c.preset, names));
+    }
+    c.url = top.string("url", "");
+    c.model = top.string("model", "");
+    c.apiKey = top.string("api_key", "");
+    if (top.has("timeout_s")) {
+      c.timeoutS = top.number("timeout_s");
+      if (*c.timeoutS <= 0)
+        top.failAt("timeout_s", "must be positive");
+    }
+    for (const auto &[model, price] : top.namedValues<Price>("prices", "price table", [&](const toml::node &n) {
+           const toml::table *t = n.as_table();
+           if (!t)
+             top.failNode(n, "prices", "expected a table {prompt = ..., completion = ...} (per million tokens)");
+           TableReader r(*t, path, "prices");
+           Price p{r.number("prompt"), r.number("completion")};
+           if (p.promptPerMTok < 0 || p.completionPerMTok < 0)
+             r.failHere("prices cannot be negative");
+           r.finish();
+           return p;
+         }))
+      c.prices[model] = price;
+    top.finish();
+    return c;
+  });
 }
 
 DefaultConfig defaultConfigPath(const GetEnv &env) {
@@ -94,11 +89,8 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
       file = std::move(*read);
       out.configFile = path;
       struct stat st {};
-      if (!file.apiKey.empty() && ::stat(path.c_str(), &st) == 0 &&
-          (st.st_mode & (S_IRWXG | S_IRWXO)))
-        out.warnings.push_back(fmt::format(
-            "{} holds an API key and others can read it (chmod 600 {})", path,
-            path));
+      if (!file.apiKey.empty() && ::stat(path.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+        out.warnings.push_back(fmt::format("{} holds an API key and others can read it (chmod 600 {})", path, path));
     }
   }
   std::string presetName = !s.preset.empty() ? s.preset : file.preset;
@@ -107,34 +99,24 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
     std::string names;
     for (const auto &p : presets())
       names += (names.empty() ? "" : ", ") + p.name;
-    return Error{fmt::format("--llm-preset: unknown preset '{}' (one of {})",
-                             presetName, names)};
+    return Error{fmt::format("--llm-preset: unknown preset '{}' (one of {})", presetName, names)};
   }
   ClientConfig &c = out.client;
-  c.baseUrl = !s.url.empty()      ? s.url
-              : !file.url.empty() ? file.url
-              : preset            ? preset->baseUrl
-                                  : "";
+  c.baseUrl = !s.url.empty() ? s.url : !file.url.empty() ? file.url : preset ? preset->baseUrl : "";
   c.model = !s.model.empty() ? s.model : file.model;
-  std::string where = out.configFile.empty()
-                          ? "a config file (~/.config/hone/llm.toml)"
-                          : out.configFile;
+  std::string where = out.configFile.empty() ? "a config file (~/.config/hone/llm.toml)" : out.configFile;
   if (c.baseUrl.empty() && !s.replay)
-    return Error{fmt::format("the LLM endpoint is not set: give --llm-url URL "
-                             "(e.g. http://localhost:8000/v1), "
+    return Error{fmt::format("the LLM endpoint is not set: give --llm-url URL (e.g. http://localhost:8000/v1), "
                              "--llm-preset NAME, or url = \"...\" in {}",
                              where)};
   if (c.model.empty())
-    return Error{fmt::format("the LLM model is not set: give --llm-model NAME "
-                             "or model = \"...\" in {}",
-                             where)};
+    return Error{fmt::format("the LLM model is not set: give --llm-model NAME or model = \"...\" in {}", where)};
   if (const char *key = env("HONE_LLM_API_KEY"); key && *key)
     c.apiKey = key;
   else
     c.apiKey = file.apiKey;
   if (preset && preset->needsKey && c.apiKey.empty() && !s.replay)
-    return Error{fmt::format("the {} endpoint needs an API key: set "
-                             "HONE_LLM_API_KEY or api_key = \"...\" in {} "
+    return Error{fmt::format("the {} endpoint needs an API key: set HONE_LLM_API_KEY or api_key = \"...\" in {} "
                              "(hone never takes the key on the command line)",
                              preset->name, where)};
   c.timeoutS = s.timeoutS ? *s.timeoutS : file.timeoutS.value_or(c.timeoutS);
@@ -146,18 +128,11 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
   c.moneyBudget = s.moneyBudget;
   c.seed = s.seed;
   auto price = file.prices.find(c.model);
-  c.pricePromptPerMTok = s.pricePrompt ? *s.pricePrompt
-                         : price != file.prices.end()
-                             ? price->second.promptPerMTok
-                             : 0;
-  c.priceCompletionPerMTok = s.priceCompletion ? *s.priceCompletion
-                             : price != file.prices.end()
-                                 ? price->second.completionPerMTok
-                                 : 0;
-  if (c.moneyBudget > 0 && c.pricePromptPerMTok == 0 &&
-      c.priceCompletionPerMTok == 0)
-    return Error{fmt::format("--money-budget needs the price of {}: give "
-                             "--price-prompt and --price-completion "
+  c.pricePromptPerMTok = s.pricePrompt ? *s.pricePrompt : price != file.prices.end() ? price->second.promptPerMTok : 0;
+  c.priceCompletionPerMTok =
+      s.priceCompletion ? *s.priceCompletion : price != file.prices.end() ? price->second.completionPerMTok : 0;
+  if (c.moneyBudget > 0 && c.pricePromptPerMTok == 0 && c.priceCompletionPerMTok == 0)
+    return Error{fmt::format("--money-budget needs the price of {}: give --price-prompt and --price-completion "
                              "(per million tokens) or [prices.\"{}\"] in {}",
                              c.model, c.model, where)};
   return out;

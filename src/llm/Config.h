@@ -36,16 +36,14 @@ struct FileConfig {
   std::map<std::string, Price> prices; // by model name
 };
 
-/// Reads a config file; errors are located (file:line:col), unknown keys get a
-/// did-you-mean.
+/// Reads a config file; errors are located (file:line:col), unknown keys get a did-you-mean.
 support::Expected<FileConfig> readConfigFile(const std::string &path);
 
 using GetEnv = std::function<const char *(const char *)>;
 
 /// The config file used when none is named: $HONE_LLM_CONFIG, else
-/// $XDG_CONFIG_HOME/hone/llm.toml, else ~/.config/hone/llm.toml -- the first
-/// that is set. `exists` is false when that file is not there (then it is not
-/// an error to lack it).
+/// $XDG_CONFIG_HOME/hone/llm.toml, else ~/.config/hone/llm.toml -- the first that is set.
+/// `exists` is false when that file is not there (then it is not an error to lack it).
 struct DefaultConfig {
   std::string path;
   bool exists = false;
@@ -70,15 +68,12 @@ struct Settings {
 
 struct Resolved {
   ClientConfig client;
-  std::string configFile; // the file read, or empty
-  std::vector<std::string>
-      warnings; // e.g. a config file with a key that others can read
+  std::string configFile;            // the file read, or empty
+  std::vector<std::string> warnings; // e.g. a config file with a key that others can read
 };
 
-/// Resolves settings, the config file and the environment into a client
-/// configuration. Errors say which setting is missing and every way to give it;
-/// none contains the key.
-support::Expected<Resolved> resolve(const Settings &settings,
-                                    const GetEnv &env);
+/// Resolves settings, the config file and the environment into a client configuration.
+/// Errors say which setting is missing and every way to give it; none contains the key.
+support::Expected<Resolved> resolve(const Settings &settings, const GetEnv &env);
 
 } // namespace hone::llm

@@ -17,8 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct ConfigTest : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() /
-                 ("hone-llm-config-" + std::to_string(getpid()));
+  fs::path dir = fs::temp_directory_path() / ("hone-llm-config-" + std::to_string(getpid()));
   std::map<std::string, std::string> vars;
   GetEnv env = [this](const char *name) -> const char * {
     auto it = vars.find(name);
@@ -26,12 +25,10 @@ struct ConfigTest : ::testing::Test {
   };
   void SetUp() override {
     fs::create_directories(dir);
-    vars["HOME"] =
-        dir.string(); // no ~/.config/hone/llm.toml unless a test writes one
+    vars["HOME"] = dir.string(); // no ~/.config/hone/llm.toml unless a test writes one
   }
   void TearDown() override { fs::remove_all(dir); }
-  std::string write(const std::string &name, const std::string &text,
-                    mode_t mode = 0600) {
+  std::string write(const std::string &name, const std::string &text, mode_t mode = 0600) {
     fs::path p = dir / name;
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
@@ -41,8 +38,7 @@ struct ConfigTest : ::testing::Test {
 };
 
 TEST_F(ConfigTest, TheCommandLineWinsOverTheFileAndTheFileOverThePreset) {
-  std::string file = write(
-      "llm.toml", "preset = \"vllm\"\nmodel = \"from-file\"\ntimeout_s = 30\n");
+  std::string file = write("llm.toml", "preset = \"vllm\"\nmodel = \"from-file\"\ntimeout_s = 30\n");
   Settings s;
   s.configFile = file;
   auto r = resolve(s, env);
@@ -67,8 +63,7 @@ TEST_F(ConfigTest, TheKeyComesFromTheEnvironmentOrTheFile) {
   s.model = "gpt-4o";
   auto missing = resolve(s, env);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("HONE_LLM_API_KEY"),
-            std::string::npos);
+  EXPECT_NE(missing.error().message.find("HONE_LLM_API_KEY"), std::string::npos);
   s.configFile = write("llm.toml", "api_key = \"sk-file-1234\"\n");
   auto fromFile = resolve(s, env);
   ASSERT_TRUE(fromFile.ok()) << fromFile.error().message;
@@ -76,8 +71,7 @@ TEST_F(ConfigTest, TheKeyComesFromTheEnvironmentOrTheFile) {
   EXPECT_TRUE(fromFile->warnings.empty());
   vars["HONE_LLM_API_KEY"] = "sk-env-5678";
   EXPECT_EQ(resolve(s, env)->client.apiKey, "sk-env-5678");
-  // A key in a file others can read: it works, with a warning that does not
-  // quote the key.
+  // A key in a file others can read: it works, with a warning that does not quote the key.
   s.configFile = write("open.toml", "api_key = \"sk-file-1234\"\n", 0644);
   vars.erase("HONE_LLM_API_KEY");
   auto open = resolve(s, env);
@@ -101,15 +95,13 @@ TEST_F(ConfigTest, TheDefaultFileIsFoundAndANamedOneMustExist) {
   vars["HONE_LLM_CONFIG"] = (dir / "nowhere.toml").string();
   auto named = resolve(s, env);
   ASSERT_FALSE(named.ok());
-  EXPECT_NE(named.error().message.find("nowhere.toml: no such LLM config file"),
-            std::string::npos);
+  EXPECT_NE(named.error().message.find("nowhere.toml: no such LLM config file"), std::string::npos);
 }
 
 TEST_F(ConfigTest, PricesComeFromTheTableOrTheCommandLine) {
-  std::string file =
-      write("llm.toml", "url = \"http://x/v1\"\nmodel = \"big\"\n"
-                        "[prices.big]\nprompt = 2.5\ncompletion = 10\n"
-                        "[prices.small]\nprompt = 0.1\ncompletion = 0.4\n");
+  std::string file = write("llm.toml", "url = \"http://x/v1\"\nmodel = \"big\"\n"
+                                       "[prices.big]\nprompt = 2.5\ncompletion = 10\n"
+                                       "[prices.small]\nprompt = 0.1\ncompletion = 0.4\n");
   Settings s;
   s.configFile = file;
   s.moneyBudget = 1;
@@ -126,9 +118,7 @@ TEST_F(ConfigTest, PricesComeFromTheTableOrTheCommandLine) {
   s.priceCompletion.reset();
   auto none = resolve(s, env);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(
-      none.error().message.find("--money-budget needs the price of unpriced"),
-      std::string::npos);
+  EXPECT_NE(none.error().message.find("--money-budget needs the price of unpriced"), std::string::npos);
 }
 
 TEST_F(ConfigTest, ErrorsInTheFileAreLocated) {
@@ -141,17 +131,14 @@ TEST_F(ConfigTest, ErrorsInTheFileAreLocated) {
            {"timeout_s = -1\n", ":1:", "must be positive"},
            {"model = 3\n", ":1:", "expected a string"},
            {"[prices.m]\nprompt = 1\n", ":1:", "completion"},
-           {"[prices.m]\nprompt = 1\ncompletion = -2\n",
-            ":1:", "cannot be negative"},
+           {"[prices.m]\nprompt = 1\ncompletion = -2\n", ":1:", "cannot be negative"},
            {"model = \"unterminated\n", ":1:", ""},
        }) {
     std::string file = write("bad.toml", c.text);
     auto r = readConfigFile(file);
     ASSERT_FALSE(r.ok()) << c.text;
-    EXPECT_NE(r.error().message.find(file + c.where), std::string::npos)
-        << r.error().message;
-    EXPECT_NE(r.error().message.find(c.what), std::string::npos)
-        << r.error().message;
+    EXPECT_NE(r.error().message.find(file + c.where), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.what), std::string::npos) << r.error().message;
   }
 }
 
