@@ -5,6 +5,8 @@
 // the optimization corpus (diagnostics, change, rationale, result per step).
 #include "cli/Commands.h"
 
+#include "mapping/LlmAgent.h"
+
 #include "store/Store.h"
 #include "support/FileUtil.h"
 
@@ -121,11 +123,65 @@ void addRunsCommand(CLI::App &app, Action &action) {
   });
 }
 
+/// One step as `hone export` writes it (and `hone show --step --json` prints it).
+json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, size_t i) {
+  const store::StepRecord &s = steps[i];
+  const store::StepRecord *parent = nullptr;
+  if (!s.parent.empty())
+    for (const auto &p : steps)
+      if (p.hash == s.parent) {
+        parent = &p;
+        break;
+      }
+  return json{{"run", run.id},
+              {"app", run.app},
+              {"machine", run.machine},
+              {"agent", run.agent},
+              {"step", s.sequence},
+              {"hash", s.hash},
+              {"parent", s.parent.empty() ? json() : json(s.parent)},
+              // what the agent saw before proposing this step: its parent's feedback
+              {"diagnostics", parent ? parent->feedback : json()},
+              {"change", parent ? json(unifiedDiff(parent->artifact, s.artifact)) : json()},
+              {"rationale", s.rationale},
+              {"mapper", s.artifact},
+              {"result",
+               {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error},
+                {"seconds", s.seconds}}},
+              {"feedback", s.feedback},
+              {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
+}
+
+/// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
+void printStep(const store::StepRecord &s) {
+  std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
+                           s.status == "ok" ? fmt::format(", score {:.4g}", s.score) : ": " + s.error);
+  std::cout << fmt::format("rationale: {}\n", s.rationale);
+  if (!s.parent.empty())
+    std::cout << fmt::format("derived from: {}\n", s.parent);
+  std::cout << "\n--- mapper " << s.hash << " ---\n" << s.artifact;
+  if (!s.artifact.empty() && s.artifact.back() != '\n')
+    std::cout << "\n";
+  std::cout << "\n--- feedback ---\n" << mapping::feedbackText(s.feedback);
+  if (s.notes.is_object() && s.notes.contains("messages")) {
+    const json &n = s.notes;
+    std::cout << fmt::format("\n--- conversation ({}, seed {}, {} call{}, {} repair{}, {} prompt + {} completion "
+                             "tokens, cost {:.4f}{}) ---\n",
+                             n.value("optimizer", "?"), n.contains("seed") ? n["seed"].dump() : "-",
+                             n.value("calls", 0), n.value("calls", 0) == 1 ? "" : "s", n.value("repairs", 0),
+                             n.value("repairs", 0) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
+                             n.value("cached", false) ? ", from the cache" : "");
+    for (const auto &m : n["messages"])
+      std::cout << "[" << m.value("role", "?") << "]\n" << m.value("content", "") << "\n\n";
+  }
+}
+
 void addShowCommand(CLI::App &app, Action &action) {
   struct Options {
     int64_t run = 0;
     std::string db = "hone.db";
     bool best = false, trajectory = false, json = false;
+    std::optional<int64_t> step;
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("show", "Show a run: its configuration, best mapper and trajectory");
@@ -133,6 +189,7 @@ void addShowCommand(CLI::App &app, Action &action) {
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
   cmd->add_flag("--best", opts->best, "Print the best mapper");
   cmd->add_flag("--trajectory", opts->trajectory, "Print every step with the best score so far");
+  cmd->add_option("--step", opts->step, "Print one step: its mapper, result, feedback and (LLM runs) conversation");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
@@ -142,6 +199,18 @@ void addShowCommand(CLI::App &app, Action &action) {
       const store::RunInfo *run = &opened->run;
       const auto &steps = opened->steps;
       RunSummary s = summarize(steps);
+      if (opts->step) {
+        if (*opts->step < 0 || static_cast<size_t>(*opts->step) >= steps.size()) {
+          std::cerr << fmt::format("hone: run {} has no step {} (it has steps 0 to {})\n", run->id, *opts->step,
+                                   static_cast<int64_t>(steps.size()) - 1);
+          return kUsage;
+        }
+        if (opts->json)
+          std::cout << stepJson(*run, steps, static_cast<size_t>(*opts->step)).dump(2) << "\n";
+        else
+          printStep(steps[static_cast<size_t>(*opts->step)]);
+        return kOk;
+      }
       if (opts->json) {
         json j = runJson(*run, s, opened->store->runUsage(run->id));
         if (s.best)
@@ -225,34 +294,9 @@ void addExportCommand(CLI::App &app, Action &action) {
         return kUsage;
       const store::RunInfo *run = &opened->run;
       const auto &steps = opened->steps;
-      std::map<std::string, const store::StepRecord *> byHash;
-      for (const auto &s : steps)
-        byHash.emplace(s.hash, &s);
       std::string text;
-      for (const auto &s : steps) {
-        const store::StepRecord *parent = nullptr;
-        if (auto it = byHash.find(s.parent); !s.parent.empty() && it != byHash.end())
-          parent = it->second;
-        json line{{"run", run->id},
-                  {"app", run->app},
-                  {"machine", run->machine},
-                  {"agent", run->agent},
-                  {"step", s.sequence},
-                  {"hash", s.hash},
-                  {"parent", s.parent.empty() ? json() : json(s.parent)},
-                  // what the agent saw before proposing this step: its parent's feedback
-                  {"diagnostics", parent ? parent->feedback : json()},
-                  {"change", parent ? json(unifiedDiff(parent->artifact, s.artifact)) : json()},
-                  {"rationale", s.rationale},
-                  {"mapper", s.artifact},
-                  {"result",
-                   {{"status", s.status},
-                    {"score", s.score},
-                    {"metrics", s.metrics},
-                    {"error", s.error},
-                    {"seconds", s.seconds}}},
-                  {"feedback", s.feedback},
-                  {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
+      for (size_t i = 0; i < steps.size(); ++i) {
+        json line = stepJson(*run, steps, i);
         text += line.dump() + "\n";
       }
       if (opts->out.empty()) {

@@ -111,6 +111,14 @@ cp "$TMP/out" "$TMP/show1.json"
 check llm-faults-export 0 "$HONE" export 1 --db "$DB" --jsonl
 expect_out llm-faults-export '"agent_notes"'
 expect_out llm-faults-export 'unknown processor kind'
+check llm-faults-show-step 0 "$HONE" show 1 --step 1 --db "$DB"
+expect_out llm-faults-show-step "--- conversation (trace, seed 1, 2 calls, 1 repair, 2200 prompt + 250 completion tokens"
+expect_out llm-faults-show-step "unknown processor kind 'GPUU'"
+expect_out llm-faults-show-step "Analysis (AutoGuide):"
+check llm-faults-show-step-json 0 "$HONE" show 1 --step 1 --db "$DB" --json
+expect_out llm-faults-show-step-json '"repairs": 1'
+check llm-faults-show-no-step 2 "$HONE" show 1 --step 9 --db "$DB"
+expect_err llm-faults-show-no-step "run 1 has no step 9 (it has steps 0 to 3)"
 leaks=$(cat "$TMP/run1.json" "$TMP/show1.json" "$TMP/out" "$TMP/err" "$DB"* | grep -c "sk-e2e-secret-4242")
 expect_eq llm-key-never-stored "$leaks" 0
 check llm-faults-sqlite 0 python3 -c "
