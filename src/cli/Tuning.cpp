@@ -252,15 +252,19 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
   }
   // The LLM's client first: a missing model or key is a usage error before anything runs.
   std::unique_ptr<llm::Client> client;
+  std::string llmCache;
   if (config.agent == "llm") {
     if (auto k = mapping::parseOptimizer(config.llm.optimizer); !k) {
       std::cerr << "hone: --optimizer: " << k.error().message << "\n";
       return std::nullopt;
     }
-    if (config.llm.client.cachePath.empty())
-      config.llm.client.cachePath = db; // every run can be resumed and replayed from its own store
-    config.llm.client.seed = config.seed;
-    auto resolved = llm::resolve(config.llm.client, [](const char *name) { return std::getenv(name); });
+    llm::Settings settings = config.llm.client;
+    // Every run can be resumed and replayed from its own store (the one given now: the stored
+    // configuration keeps the cache empty unless the user named one).
+    if (settings.cachePath.empty())
+      settings.cachePath = db;
+    settings.seed = config.seed;
+    auto resolved = llm::resolve(settings, [](const char *name) { return std::getenv(name); });
     if (!resolved) {
       std::cerr << "hone: " << resolved.error().message << "\n";
       return std::nullopt;
@@ -273,6 +277,7 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
       return std::nullopt;
     }
     client = std::move(*made);
+    llmCache = settings.cachePath;
   }
   auto guide = autoguide::AutoGuide::withDefaults(config.rules);
   if (!guide) {
@@ -314,6 +319,7 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
   store::Store &st = **opened;
   std::vector<engine::Step> history;
   TuneReport report;
+  report.llmCache = llmCache;
 
   if (!resumeRun) {
     if (config.start.empty()) {
@@ -453,7 +459,7 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
   j["llm_calls"] = u.calls;
   if (config.agent == "llm")
     j["llm"] = {{"model", config.llm.client.model}, {"optimizer", config.llm.optimizer},
-                {"feedback", config.feedback}, {"cache", config.llm.client.cachePath},
+                {"feedback", config.feedback}, {"cache", report.llmCache},
                 {"replay", config.llm.client.replay}};
   return j;
 }

@@ -63,6 +63,7 @@ struct TuneReport {
   std::string bestFile; // written, or empty
   double seconds = 0;
   store::RunUsage usage; // what the LLM agent spent (zero for the built-in agents)
+  std::string llmCache;  // the LLM's response cache used
 };
 
 /// Runs (or, with `resumeRun`, resumes) a session; `config` gets what the run decided
