@@ -113,8 +113,12 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--prompts", l.promptDirs, "Folder with prompt templates that override prompts/mapping/*.md")
       ->group(llm);
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
-  cmd->callback([opts, &action, keyOption] {
+  cmd->callback([opts, &action, keyOption, cmd, llm] {
     refuseKey(keyOption);
+    if (opts->config.agent != "llm")
+      for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
+        if (o->count() > 0)
+          std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent llm\n";
     action = [opts]() -> int {
       TuneConfig config = opts->config;
       config.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);

@@ -196,6 +196,10 @@ expect_eq llm-5-shot-prompt "$(request_field 1 "'### Example 5' in r['body']['me
 check llm-bad-optimizer 2 "$HONE" tune --app circuit "${LLM[@]}" --db "$DB" --llm-url "$URL" --optimizer tracer
 expect_err llm-bad-optimizer "not one of trace, opro, K-shot"
 
+check llm-options-without-llm 0 "$HONE" tune --app circuit --agent guided --iterations 1 --db "$TMP/guided.db" --llm-model m --optimizer opro
+expect_err llm-options-without-llm "--llm-model has no effect without --agent llm"
+expect_err llm-options-without-llm "--optimizer has no effect without --agent llm"
+
 # 7. Configuration: the key never on the command line; a config file; missing settings.
 check llm-key-refused 2 "$HONE" tune --app circuit "${LLM[@]}" --db "$DB" --llm-url "$URL" --api-key sk-do-not-print-me
 expect_err llm-key-refused "never takes the API key on the command line"
