@@ -91,6 +91,9 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 2.0))
       ->group(llm);
+  cmd->add_option("--llm-max-tokens", l.maxTokens, "Tokens per reply at most (0: the server's default)")
+      ->check(CLI::Range(0, 1000000))
+      ->group(llm);
   cmd->add_option("--llm-cache", l.client.cachePath, "Response cache (SQLite); default: the store (--db)")->group(llm);
   cmd->add_flag("--replay", l.client.replay, "Answer only from the cache, never the network: rerun a run exactly")
       ->group(llm);

@@ -64,6 +64,7 @@ json TuneConfig::toJson() const {
                 {"repairs", llm.repairs},
                 {"history", llm.history},
                 {"temperature", llm.temperature},
+                {"max_tokens", llm.maxTokens},
                 {"prompt_dirs", llm.promptDirs}};
     if (c.timeoutS)
       j["llm"]["timeout_s"] = *c.timeoutS;
@@ -131,6 +132,7 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &j) {
       c.llm.repairs = k.value("repairs", 2);
       c.llm.history = k.value("history", size_t{5});
       c.llm.temperature = k.value("temperature", 0.7);
+      c.llm.maxTokens = k.value("max_tokens", 0);
       c.llm.promptDirs = k.value("prompt_dirs", std::vector<std::string>{});
     }
     return c;
@@ -377,6 +379,7 @@ std::optional<TuneReport> runTune(TuneConfig &config, const std::string &db, std
     o.repairs = config.llm.repairs;
     o.history = config.llm.history;
     o.temperature = config.llm.temperature;
+    o.maxTokens = config.llm.maxTokens;
     o.promptDirs = config.llm.promptDirs;
     o.seed = static_cast<int64_t>(config.seed);
     o.program = models->program.get();

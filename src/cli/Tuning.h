@@ -26,6 +26,7 @@ struct LlmConfig {
   int repairs = 2;
   size_t history = 5;
   double temperature = 0.7;
+  int maxTokens = 0; // per reply; 0: the server's default
   std::vector<std::string> promptDirs;
 };
 

@@ -233,7 +233,7 @@ json Client::body(const ChatRequest &request, Format format, bool lean) const {
   if (!(lean && noTemperature_))
     j["temperature"] = request.temperature;
   if (request.maxTokens > 0)
-    j["max_tokens"] = request.maxTokens;
+    j[lean && completionTokensName_ ? "max_completion_tokens" : "max_tokens"] = request.maxTokens;
   if (request.seed && !(lean && noSeed_))
     j["seed"] = *request.seed;
   if (format == Format::JsonObject)
@@ -378,6 +378,11 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
     } else if (r.status == 400 && refusesParameter(r.body, "seed") && sent.contains("seed")) {
       std::lock_guard lock(mutex_);
       noSeed_ = true;
+      continue;
+    } else if (r.status == 400 && refusesParameter(r.body, "max_tokens") && sent.contains("max_tokens")) {
+      // Reasoning models take max_completion_tokens instead.
+      std::lock_guard lock(mutex_);
+      completionTokensName_ = true;
       continue;
     } else if (r.status != 200) {
       lastError = fmt::format("{} answered HTTP {}: {}", url, r.status, serverMessage(r.body));

@@ -130,7 +130,8 @@ public:
 private:
   Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep sleep);
   std::string redact(std::string text) const;
-  /// The request's JSON; `lean` leaves out the sampling parameters a server refused (temperature, seed).
+  /// The request's JSON; `lean` adapts it to what the server refused before (temperature, seed,
+  /// max_tokens -> max_completion_tokens).
   nlohmann::json body(const ChatRequest &request, Format format, bool lean = false) const;
   std::optional<ChatResponse> cached(const std::string &key);
   void store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
@@ -146,6 +147,7 @@ private:
   std::vector<double> delays_;
   Format maxFormat_ = Format::JsonSchema; // lowered when a server refuses structured output
   bool noTemperature_ = false, noSeed_ = false; // set when a server refuses them (e.g. reasoning models)
+  bool completionTokensName_ = false;           // max_tokens refused: send max_completion_tokens
   uint64_t jitterState_;
   int inFlight_ = 0;
   std::condition_variable_any slots_;

@@ -146,7 +146,8 @@ json LlmExchange::toJson(const std::string &optimizer) const {
          {"cost", cost},
          {"calls", calls},
          {"repairs", repairs},
-         {"cached", cached && calls > 0}};
+         {"cached", cached && calls > 0},
+         {"finish_reasons", finishReasons}};
   if (seed)
     j["seed"] = *seed;
   if (!error.empty())
@@ -221,6 +222,7 @@ std::optional<engine::Candidate> LlmAgent::converse(const Prepared &prepared, in
   ex.messages = prepared.messages;
   llm::ChatRequest request;
   request.temperature = options_.temperature;
+  request.maxTokens = options_.maxTokens;
   if (options_.seed)
     ex.seed = request.seed = *options_.seed + index;
   request.format = llm::Format::JsonSchema;
@@ -242,11 +244,16 @@ std::optional<engine::Candidate> LlmAgent::converse(const Prepared &prepared, in
     ex.usage.completionTokens += reply->usage.completionTokens;
     ex.cost += reply->cost;
     ex.messages.push_back({"assistant", reply->content});
+    ex.finishReasons.push_back(reply->finishReason);
     std::tie(text, rationale) = readReply(reply->content);
     std::optional<std::string> followUp;
     if (auto rejected = rejectIfInvalid(text, &app_)) {
       auto fix = llm::render(prepared.repair, {{"diagnostics", rejected->profile.dump(2)}});
       followUp = fix ? *fix : rejected->rawOutput;
+      if (reply->finishReason == "length")
+        *followUp = "Your reply was cut off at the token limit before the mapper was complete; reply with a "
+                    "shorter complete mapper (no explanations inside it).\n\n" +
+                    *followUp;
     } else if (std::string hash = engine::contentHash(text); seenByHash_.count(hash) || pending_.count(hash)) {
       std::string earlier = "is being evaluated";
       if (auto it = seenByHash_.find(hash); it != seenByHash_.end())

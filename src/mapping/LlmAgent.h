@@ -45,6 +45,7 @@ struct LlmAgentOptions {
   std::string dslReference;            // the {{dsl}} text; empty: prompts/mapping/dsl.md
   std::vector<ExampleMapper> examples; // K-shot: the first K are shown
   double temperature = 0.7;
+  int maxTokens = 0; // per reply; 0: the server's default
   std::optional<int64_t> seed = 1; // sampling seed of the first request; request i sends seed + i
   const model::Program *program = nullptr; // the instantiated app: region sizes and task counts for the prompt
 };
@@ -60,6 +61,7 @@ struct LlmExchange {
   int calls = 0;   // chat completions made (repairs included)
   int repairs = 0; // replies sent back (did not check, or already evaluated)
   bool cached = true; // every reply came from the response cache
+  std::vector<std::string> finishReasons; // per reply: "stop", "length" (cut at the token limit), ...
   std::optional<int64_t> seed;
   std::string error; // the client's error when no mapper came back
   nlohmann::json toJson(const std::string &optimizer) const;

@@ -183,8 +183,9 @@ expect_eq llm-resume-prompt-has-history "$(request_field 1 "'Region distribute_c
 
 # 6. Optimizers and feedback levels: what the prompt holds.
 start_server "$TMP/one.json"
-check llm-exec-level 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$TMP/exec.db" --llm-url "$URL" --iterations 2 --feedback exec
+check llm-exec-level 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$TMP/exec.db" --llm-url "$URL" --iterations 2 --feedback exec --llm-max-tokens 500
 expect_out llm-exec-level "llm: fake-model (trace), 1 calls"
+expect_eq llm-max-tokens "$(request_field 1 "r['body']['max_tokens']")" 500
 expect_eq llm-exec-level-prompt "$(request_field 1 "'Execution output' in r['body']['messages'][1]['content'], 'Analysis' in r['body']['messages'][1]['content']")" "True False"
 start_server "$TMP/one.json"
 check llm-opro 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$TMP/opro.db" --llm-url "$URL" --iterations 2 --optimizer opro

@@ -139,6 +139,18 @@ TEST_F(Fixture, AReasoningModelThatRefusesATemperatureIsAskedWithoutOne) {
   ASSERT_EQ(c->chat(ask("y"))->content, "second"); // remembered: no second refusal
   EXPECT_FALSE(server.requests[2].contains("temperature"));
   EXPECT_TRUE(c->delays().empty()); // not retries
+  // A reasoning model wants max_completion_tokens instead of max_tokens.
+  server.then(FakeServer::status(
+      400, R"({"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use )"
+           R"('max_completion_tokens' instead.","param":"max_tokens"}})"));
+  server.then(FakeServer::reply("third"));
+  ChatRequest limited = ask("w");
+  limited.maxTokens = 4000;
+  ASSERT_EQ(c->chat(limited)->content, "third");
+  ASSERT_EQ(server.requests.size(), 5u);
+  EXPECT_EQ(server.requests[3]["max_tokens"], 4000);
+  EXPECT_FALSE(server.requests[4].contains("max_tokens"));
+  EXPECT_EQ(server.requests[4]["max_completion_tokens"], 4000);
   // Other 400s are still errors, not retried.
   server.then(FakeServer::status(400, R"({"error":{"message":"messages: too long","param":"messages"}})"));
   auto bad = c->chat(ask("z"));

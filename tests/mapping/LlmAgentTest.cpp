@@ -225,6 +225,26 @@ TEST_F(LlmAgentTest, ABatchAsksTogetherAndKeepsTheSeedsOrder) {
   EXPECT_GE(peak.load(), 2); // the first batch's two requests were in flight together
 }
 
+TEST_F(LlmAgentTest, AReplyCutAtTheTokenLimitIsToldSo) {
+  server.then([](const httplib::Request &, httplib::Response &res) {
+    json j{{"choices", {{{"message", {{"role", "assistant"}, {"content", "{\"mapper\": \"Task * GPU,CPU;\\nRegion * * GP"}}},
+                         {"finish_reason", "length"}}}},
+           {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 64}}}};
+    res.set_content(j.dump(), "application/json");
+  });
+  server.then(FakeServer::reply(answer("Task * GPU,CPU;\n", "shorter")));
+  LlmAgentOptions options;
+  options.maxTokens = 64;
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, options);
+  auto o = run(agent, 2);
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_EQ(server.requests[0]["max_tokens"], 64);
+  std::string fix = server.requests[1]["messages"][3]["content"];
+  EXPECT_NE(fix.find("cut off at the token limit"), std::string::npos) << fix;
+  EXPECT_EQ(o.steps[1].candidate.notes["finish_reasons"], json({"length", "stop"}));
+  EXPECT_TRUE(o.steps[1].result.ok()) << o.steps[1].result.error;
+}
+
 TEST_F(LlmAgentTest, MalformedJsonAndBareTextAreReadTolerantly) {
   // A cut JSON object is not JSON and has no fenced block: the text is the mapper, which does not
   // check; the repair gets a bare mapper with no fences at all, which checks.
