@@ -1,8 +1,7 @@
-// hone llm-check [--llm-url URL] [--llm-model NAME] [--llm-preset P]
-// [--llm-config FILE] [--json] The LLM endpoint options shared with `hone
-// tune`, and a check that an endpoint answers: one small structured-output
-// request, reported with the format the server accepted, the time, the tokens,
-// and where the key came from.
+// hone llm-check [--llm-url URL] [--llm-model NAME] [--llm-preset P] [--llm-config FILE] [--json]
+// The LLM endpoint options shared with `hone tune`, and a check that an
+// endpoint answers: one small structured-output request, reported with the
+// format the server accepted, the time, the tokens, and where the key came from.
 #include "cli/Commands.h"
 
 #include "llm/Client.h"
@@ -24,9 +23,7 @@ void addLlmEndpointOptions(CLI::App &cmd, llm::Settings &s, const std::string &g
   cmd.add_option("--llm-preset", s.preset, "openai, vllm, llamacpp or ollama: the endpoint's default URL")
       ->group(group);
   cmd.add_option("--llm-config", s.configFile,
-                 "Config file (TOML: url, model, api_key, prices); default "
-                 "$HONE_LLM_CONFIG or "
-                 "~/.config/hone/llm.toml")
+                 "Config file (TOML: url, model, api_key, prices); default $HONE_LLM_CONFIG or ~/.config/hone/llm.toml")
       ->group(group);
   cmd.add_option("--llm-timeout", s.timeoutS, "Seconds to wait for one reply (default 120)")
       ->check(CLI::PositiveNumber)
@@ -62,8 +59,7 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
   cmd->callback([opts, &action, keyOption] {
     refuseKey(keyOption);
     action = [opts]() -> int {
-      auto env = [](const char *name) { return std::getenv(name); };
-      auto resolved = llm::resolve(opts->settings, env);
+      auto resolved = llm::resolve(opts->settings, [](const char *name) { return std::getenv(name); });
       if (!resolved) {
         std::cerr << "hone: " << resolved.error().message << "\n";
         return kUsage;
@@ -71,10 +67,7 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
       for (const auto &w : resolved->warnings)
         std::cerr << "hone: warning: " << w << "\n";
       const llm::ClientConfig &c = resolved->client;
-      std::string keySource = c.apiKey.empty() ? "none"
-                              : (env("HONE_LLM_API_KEY") && *env("HONE_LLM_API_KEY"))
-                                  ? "HONE_LLM_API_KEY"
-                                  : "api_key in " + resolved->configFile;
+      const std::string &keySource = resolved->keySource;
       auto client = llm::Client::make(c);
       if (!client) {
         std::cerr << "hone: " << client.error().message << "\n";
@@ -82,8 +75,7 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
       }
       llm::ChatRequest request;
       request.messages = {{"system", "You answer with JSON."},
-                          {"user", "Reply with the JSON object {\"ok\": true, "
-                                   "\"model\": \"<your name>\"}."}};
+                          {"user", "Reply with the JSON object {\"ok\": true, \"model\": \"<your name>\"}."}};
       request.temperature = 0;
       request.format = llm::Format::JsonSchema;
       request.schema = {{"type", "object"},
@@ -113,15 +105,13 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
                                  resolved->configFile.empty() ? "none" : resolved->configFile, keySource);
         if (reply) {
           std::string excerpt = reply->content.substr(0, 200);
-          std::cout << fmt::format("ok: answered in {:.2f} s ({} attempt{}), structured output: {}, "
-                                   "{} prompt + {} "
+          std::cout << fmt::format("ok: answered in {:.2f} s ({} attempt{}), structured output: {}, {} prompt + {} "
                                    "completion tokens\nreply: {}{}\n",
                                    seconds, reply->attempts, reply->attempts == 1 ? "" : "s",
                                    llm::toString(reply->format), reply->usage.promptTokens,
                                    reply->usage.completionTokens, excerpt, reply->content.size() > 200 ? "..." : "");
           if (!j["json_reply"].get<bool>())
-            std::cout << "note: the reply holds no JSON object; hone will read "
-                         "mappers from fenced blocks or text\n";
+            std::cout << "note: the reply holds no JSON object; hone will read mappers from fenced blocks or text\n";
         } else {
           std::cout << "failed: " << reply.error().message << "\n";
         }

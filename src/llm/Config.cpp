@@ -13,6 +13,17 @@ namespace fs = std::filesystem;
 using support::Error;
 using support::TableReader;
 
+namespace {
+
+std::string presetNames() {
+  std::string names;
+  for (const auto &p : presets())
+    names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
+} // namespace
+
 support::Expected<FileConfig> readConfigFile(const std::string &path) {
   auto text = support::readTomlFile(path);
   if (!text)
@@ -21,12 +32,8 @@ support::Expected<FileConfig> readConfigFile(const std::string &path) {
     FileConfig c;
     c.path = path;
     c.preset = top.string("preset", "");
-    if (!c.preset.empty() && !findPreset(c.preset)) {
-      std::string names;
-      for (const auto &p : presets())
-        names += (names.empty() ? "" : ", ") + p.name;
-      top.failAt("preset", fmt::format("unknown preset '{}' (one of {})", c.preset, names));
-    }
+    if (!c.preset.empty() && !findPreset(c.preset))
+      top.failAt("preset", fmt::format("unknown preset '{}' (one of {})", c.preset, presetNames()));
     c.url = top.string("url", "");
     c.model = top.string("model", "");
     c.apiKey = top.string("api_key", "");
@@ -95,12 +102,8 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
   }
   std::string presetName = !s.preset.empty() ? s.preset : file.preset;
   const Preset *preset = nullptr;
-  if (!presetName.empty() && !(preset = findPreset(presetName))) {
-    std::string names;
-    for (const auto &p : presets())
-      names += (names.empty() ? "" : ", ") + p.name;
-    return Error{fmt::format("--llm-preset: unknown preset '{}' (one of {})", presetName, names)};
-  }
+  if (!presetName.empty() && !(preset = findPreset(presetName)))
+    return Error{fmt::format("--llm-preset: unknown preset '{}' (one of {})", presetName, presetNames())};
   ClientConfig &c = out.client;
   c.baseUrl = !s.url.empty() ? s.url : !file.url.empty() ? file.url : preset ? preset->baseUrl : "";
   c.model = !s.model.empty() ? s.model : file.model;
@@ -111,10 +114,13 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
                              where)};
   if (c.model.empty())
     return Error{fmt::format("the LLM model is not set: give --llm-model NAME or model = \"...\" in {}", where)};
-  if (const char *key = env("HONE_LLM_API_KEY"); key && *key)
+  if (const char *key = env("HONE_LLM_API_KEY"); key && *key) {
     c.apiKey = key;
-  else
+    out.keySource = "HONE_LLM_API_KEY";
+  } else if (!file.apiKey.empty()) {
     c.apiKey = file.apiKey;
+    out.keySource = "api_key in " + out.configFile;
+  }
   if (preset && preset->needsKey && c.apiKey.empty() && !s.replay)
     return Error{fmt::format("the {} endpoint needs an API key: set HONE_LLM_API_KEY or api_key = \"...\" in {} "
                              "(hone never takes the key on the command line)",

@@ -69,6 +69,7 @@ struct Settings {
 struct Resolved {
   ClientConfig client;
   std::string configFile;            // the file read, or empty
+  std::string keySource = "none";    // where the key came from (never the key)
   std::vector<std::string> warnings; // e.g. a config file with a key that others can read
 };
 

@@ -68,9 +68,11 @@ TEST_F(ConfigTest, TheKeyComesFromTheEnvironmentOrTheFile) {
   auto fromFile = resolve(s, env);
   ASSERT_TRUE(fromFile.ok()) << fromFile.error().message;
   EXPECT_EQ(fromFile->client.apiKey, "sk-file-1234");
+  EXPECT_EQ(fromFile->keySource, "api_key in " + s.configFile);
   EXPECT_TRUE(fromFile->warnings.empty());
   vars["HONE_LLM_API_KEY"] = "sk-env-5678";
   EXPECT_EQ(resolve(s, env)->client.apiKey, "sk-env-5678");
+  EXPECT_EQ(resolve(s, env)->keySource, "HONE_LLM_API_KEY");
   // A key in a file others can read: it works, with a warning that does not quote the key.
   s.configFile = write("open.toml", "api_key = \"sk-file-1234\"\n", 0644);
   vars.erase("HONE_LLM_API_KEY");
