@@ -62,6 +62,7 @@ Expected<std::vector<Rule>> AutoGuide::parseRules(const std::string &path, const
       }
       rule.explanation = r.string("explanation", "");
       rule.suggestion = r.string("suggestion", "");
+      rule.transformations = r.strings("transformations", false);
       r.finish(); // a misspelt key first: it explains a missing one
       if (rule.explanation.empty() && rule.suggestion.empty())
         r.failHere("a rule needs an explanation or a suggestion");
@@ -128,11 +129,13 @@ std::string lineAround(const std::string &text, size_t begin, size_t end) {
 std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nlohmann::json &profile,
                                           const std::string &domain) const {
   std::vector<Finding> out;
-  auto add = [&](const Rule &rule, std::string evidence, const std::vector<std::pair<std::string, std::string>> &vars) {
+  auto add = [&](const Rule &rule, std::string evidence, const std::vector<std::pair<std::string, std::string>> &vars,
+                 nlohmann::json subject = nullptr) {
     for (const auto &f : out)
       if (f.rule == rule.id && f.evidence == evidence)
         return;
-    out.push_back({rule.id, rule.severity, std::move(evidence), fill(rule.explanation, vars), fill(rule.suggestion, vars)});
+    out.push_back({rule.id, rule.severity, std::move(evidence), fill(rule.explanation, vars), fill(rule.suggestion, vars),
+                   rule.transformations, std::move(subject)});
   };
   for (const Rule &rule : rules_) {
     if (rule.domain != "*" && rule.domain != domain)
@@ -159,8 +162,14 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
             continue;
           double share = b.value("share", 0.0);
           std::string detail = b.value("detail", "");
+          nlohmann::json subject; // kernel findings locate themselves and carry their numbers
+          if (b.contains("numbers"))
+            for (const char *key : {"resource", "file", "line", "share", "numbers"})
+              if (b.contains(key))
+                subject[key] = b[key];
           add(rule, detail,
-              {{"resource", b.value("resource", "")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}});
+              {{"resource", b.value("resource", "")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}},
+              std::move(subject));
         }
       break;
     }
@@ -180,6 +189,10 @@ nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const nlohmann:
       item["explanation"] = f.explanation;
     if (level == FeedbackLevel::ExecExplainSuggest && !f.suggestion.empty())
       item["suggestion"] = f.suggestion;
+    if (!f.transformations.empty()) // the action is data for the agents at every level
+      item["transformations"] = f.transformations;
+    if (!f.subject.is_null())
+      item["subject"] = f.subject;
     j["findings"].push_back(std::move(item));
   }
   return j;

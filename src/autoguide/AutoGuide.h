@@ -31,6 +31,9 @@ struct Rule {
   std::string explanation; // may be empty; templates: {0} {1} ... (regex groups),
   std::string suggestion;  // {resource} {detail} {share} (bottlenecks)
   std::string source;      // "file:line"
+  // The action, machine-readable: catalogue transformations that address the finding
+  // (kernel rules); agents execute them, prompts render them.
+  std::vector<std::string> transformations;
 };
 
 struct Finding {
@@ -39,6 +42,8 @@ struct Finding {
   std::string evidence; // the matched text or the bottleneck's sentence
   std::string explanation;
   std::string suggestion;
+  std::vector<std::string> transformations; // the rule's action
+  nlohmann::json subject;                   // the bottleneck's file/line/resource/numbers, when it came from one
 };
 
 class AutoGuide {

@@ -2,6 +2,7 @@
 // runs through a callback that returns the process exit code.
 #pragma once
 
+#include "mapping/MappingDomain.h"
 #include "store/Store.h"
 
 #include <CLI/CLI.hpp>
@@ -50,6 +51,10 @@ void addShowCommand(CLI::App &app, Action &action);
 void addExportCommand(CLI::App &app, Action &action);
 void addSpaceCommand(CLI::App &app, Action &action);
 void addLlmCheckCommand(CLI::App &app, Action &action);
+void addKernelCommand(CLI::App &app, Action &action);
+
+/// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
+void registerDomains();
 
 // ---- shared helpers ----------------------------------------------------------
 
@@ -63,15 +68,7 @@ void printDiagnostics(const dsl::CheckedSource &checked);
 void printLocatedError(const support::SourceFile &file, int line, int column, const std::string &message,
                        const std::string &note = "");
 
-/// A machine, an app and the app instantiated on it.
-struct LoadedModels {
-  std::unique_ptr<model::MachineModel> machine;
-  std::unique_ptr<model::AppModel> app;
-  std::unique_ptr<model::Program> program;
-  LoadedModels();
-  LoadedModels(LoadedModels &&) noexcept;
-  ~LoadedModels();
-};
+using mapping::LoadedModels;
 
 /// Finds and loads the models named by --app and --machine; prints the error
 /// and returns nullopt on failure.

@@ -19,42 +19,14 @@
 
 namespace hone::cli {
 
-LoadedModels::LoadedModels() = default;
-LoadedModels::LoadedModels(LoadedModels &&) noexcept = default;
-LoadedModels::~LoadedModels() = default;
-
 std::optional<LoadedModels> loadModels(const std::string &appName, const std::string &machineName,
                                        std::optional<double> size) {
-  auto machinePath = model::findModel("machines", machineName);
-  if (!machinePath) {
-    std::cerr << "hone: --machine: " << machinePath.error().message << "\n";
+  auto models = mapping::loadModels(appName, machineName, size);
+  if (!models) {
+    std::cerr << "hone: " << models.error().message << "\n";
     return std::nullopt;
   }
-  auto appPath = model::findModel("apps", appName);
-  if (!appPath) {
-    std::cerr << "hone: --app: " << appPath.error().message << "\n";
-    return std::nullopt;
-  }
-  LoadedModels out;
-  auto machine = model::loadMachine(*machinePath);
-  if (!machine) {
-    std::cerr << "hone: " << machine.error().message << "\n";
-    return std::nullopt;
-  }
-  out.machine = std::make_unique<model::MachineModel>(std::move(*machine));
-  auto app = model::loadApp(*appPath);
-  if (!app) {
-    std::cerr << "hone: " << app.error().message << "\n";
-    return std::nullopt;
-  }
-  out.app = std::make_unique<model::AppModel>(std::move(*app));
-  auto program = model::instantiate(*out.app, *out.machine, size);
-  if (!program) {
-    std::cerr << "hone: " << program.error().message << "\n";
-    return std::nullopt;
-  }
-  out.program = std::make_unique<model::Program>(std::move(*program));
-  return out;
+  return std::move(*models);
 }
 
 void addSimulateCommand(CLI::App &app, Action &action) {

@@ -2,14 +2,16 @@
 //           [--start FILE] [--db PATH] [--jobs N] [--feedback LEVEL] [--rules FILE]... [--json]
 //           [--llm-url URL --llm-model NAME --llm-preset P --optimizer trace|opro|K-shot
 //            --llm-cache PATH --replay ...]   (docs/LLM.md)
+// hone tune --kernel DIR [--agent guided|ensemble|random] ...   (docs/KERNELS.md)
 // hone resume RUN [--db PATH] [--json]
+// Parses flags into a tune::TuneConfig, runs tune::runTune, prints.
 #include "cli/Commands.h"
-#include "cli/Tuning.h"
 
-#include "mapping/Evaluators.h"
-#include "model/App.h"
+#include "kernel/KernelDomain.h"
 #include "store/Store.h"
 #include "support/FileUtil.h"
+#include "tune/Domain.h"
+#include "tune/Session.h"
 
 #include <fmt/format.h>
 
@@ -20,13 +22,36 @@ namespace hone::cli {
 
 namespace {
 
-int finish(const std::optional<TuneReport> &report, const TuneConfig &config, const std::string &db, bool json) {
-  if (!report)
+using tune::TuneConfig;
+
+/// Runs the session with the CLI's progress line and warnings, and prints the summary.
+int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t> resume, const std::string &out,
+                bool json) {
+  tune::SessionOptions so;
+  so.db = db;
+  so.resumeRun = resume;
+  so.bestFile = out;
+  so.warn = [](const std::string &w) { std::cerr << "hone: warning: " << w << "\n"; };
+  bool progress = !json && isatty(2);
+  if (progress)
+    so.onStep = [&config](const engine::Step &s, const engine::Progress &p) {
+      std::string status(engine::toString(s.result.status));
+      std::cerr << fmt::format("\r\033[K[{}/{}] best {} | last: {}{}", p.evaluations, config.iterations,
+                               p.evaluations > p.failures ? tune::scoreText(p.bestScore, config) : "-", status,
+                               s.result.ok() ? " " + tune::scoreText(s.result.score, config) : "")
+                << std::flush;
+    };
+  auto report = tune::runTune(config, so);
+  if (progress)
+    std::cerr << "\r\033[K" << std::flush;
+  if (!report) {
+    std::cerr << "hone: " << report.error().message << "\n";
     return kUsage;
+  }
   if (json)
-    std::cout << reportJson(*report, config).dump(2) << "\n";
+    std::cout << tune::reportJson(*report, config).dump(2) << "\n";
   else
-    printReport(*report, config, db);
+    tune::printReport(std::cout, *report, config, db);
   return kOk;
 }
 
@@ -35,18 +60,24 @@ int finish(const std::optional<TuneReport> &report, const TuneConfig &config, co
 void addTuneCommand(CLI::App &app, Action &action) {
   struct Options {
     TuneConfig config;
+    mapping::MappingOptions mapping;
+    kernel::KernelOptions kernel;
     std::string startFile, db = "hone.db", out;
-    bool json = false;
+    bool json = false, noProfile = false;
     double memoryMb = 0;
     std::string refusedKey; // --api-key is refused; never printed
   };
   auto opts = std::make_shared<Options>();
   TuneConfig &c = opts->config;
-  auto *cmd = app.add_subcommand("tune", "Search for a faster mapper: propose, evaluate, explain, repeat");
-  cmd->add_option("--app", c.app, "Application model: a name in models/apps or a .toml path")->required();
-  cmd->add_option("--machine", c.machine, "Machine model")->capture_default_str();
-  cmd->add_option("--size", c.size, "Problem size (default: the app's)");
-  cmd->add_option("--agent", c.agent, "guided (default), ensemble or random")->capture_default_str();
+  mapping::MappingOptions &m = opts->mapping;
+  auto *cmd = app.add_subcommand("tune", "Search for a faster mapper or kernel: propose, evaluate, explain, repeat");
+  auto *appOpt = cmd->add_option("--app", m.app, "Application model: a name in models/apps or a .toml path");
+  auto *kernelOpt = cmd->add_option("--kernel", opts->kernel.project,
+                                    "Kernel project: a folder with hone.toml (hone kernel init makes one)");
+  appOpt->excludes(kernelOpt);
+  cmd->add_option("--machine", m.machine, "Machine model")->capture_default_str();
+  cmd->add_option("--size", m.size, "Problem size (default: the app's)");
+  cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp())->capture_default_str();
   cmd->add_option("--iterations", c.iterations, "Evaluations at most")->capture_default_str()->check(
       CLI::Range(size_t{1}, size_t{1000000}));
   cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str();
@@ -58,22 +89,25 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--feedback", c.feedback, "What the agent sees: exec, exec+explain, exec+explain+suggest")
       ->capture_default_str();
   cmd->add_option("--rules", c.rules, "Extra AutoGuide rule files (TOML)");
-  cmd->add_option("--noise", c.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--noise", m.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds");
   cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement");
   cmd->add_option("--target", c.target, "Stop once the best score reaches this");
-  cmd->add_option("--evaluator", c.evaluator, "model (default) or command (real builds and runs)")
+  cmd->add_option("--evaluator", m.evaluator, "model (default) or command (real builds and runs)")
       ->capture_default_str();
-  cmd->add_option("--build", c.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
-  cmd->add_option("--run", c.command.run, "Command evaluator: run command ({policy} {cpp} {dir} {hash})");
-  cmd->add_option("--metric", c.command.metric, "Command evaluator: regex; group 1 is the metric");
-  cmd->add_flag("--higher-is-better", c.command.higherIsBetter,
+  cmd->add_option("--build", m.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
+  cmd->add_option("--run", m.command.run, "Command evaluator: run command ({policy} {cpp} {dir} {hash})");
+  cmd->add_option("--metric", m.command.metric, "Command evaluator: regex; group 1 is the metric");
+  cmd->add_flag("--higher-is-better", m.command.higherIsBetter,
                 "Command evaluator: the metric is a throughput (default: a time)");
-  cmd->add_option("--timeout", c.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
+  cmd->add_option("--timeout", m.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
   cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
-  cmd->add_option("--workdir", c.command.workdir, "Command evaluator: folder for candidates' files");
+  cmd->add_option("--workdir", opts->kernel.workdir,
+                  "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
+  cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
+  cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
-  LlmConfig &l = c.llm;
+  tune::LlmConfig &l = c.llm;
   const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
   addLlmEndpointOptions(*cmd, l.client, llm);
   cmd->add_option("--optimizer", l.optimizer, "trace, opro, or K-shot (0-shot, 5-shot: no feedback)")
@@ -124,7 +158,22 @@ void addTuneCommand(CLI::App &app, Action &action) {
           std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent llm\n";
     action = [opts]() -> int {
       TuneConfig config = opts->config;
-      config.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
+      if (opts->kernel.project.empty() && opts->mapping.app.empty()) {
+        std::cerr << "hone: tune needs --app APP (a Legion application model) or --kernel DIR (a kernel project)\n";
+        return kUsage;
+      }
+      if (!opts->kernel.project.empty()) {
+        config.domain = "kernel";
+        kernel::KernelOptions k = opts->kernel;
+        k.profile = !opts->noProfile;
+        k.workdir = k.workdir.empty() ? "" : k.workdir;
+        config.options = k.toJson();
+      } else {
+        mapping::MappingOptions mo = opts->mapping;
+        mo.command.workdir = opts->kernel.workdir;
+        mo.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
+        config.options = mo.toJson();
+      }
       if (!opts->startFile.empty()) {
         auto text = support::readFile(opts->startFile);
         if (!text) {
@@ -134,21 +183,19 @@ void addTuneCommand(CLI::App &app, Action &action) {
         config.start = *text;
         config.startLabel = opts->startFile;
         // A start that does not check would make every edit of it fail: say so now, located.
-        if (auto models = loadModels(config.app, config.machine, config.size)) {
-          if (auto bad = mapping::rejectIfInvalid(config.start, models->app.get())) {
-            std::string diags = bad->rawOutput;
-            for (size_t at = diags.find("candidate.map"); at != std::string::npos;
-                 at = diags.find("candidate.map", at + opts->startFile.size()))
-              diags.replace(at, 13, opts->startFile);
-            std::cerr << diags << "hone: --start " << opts->startFile << " does not check; fix it first\n";
-            return kRejected;
-          }
-        } else {
+        const tune::Domain *domain = tune::Registry::instance().domain(config.domain);
+        TuneConfig probe = config;
+        auto problem = domain->open(probe);
+        if (!problem) {
+          std::cerr << "hone: " << problem.error().message << "\n";
           return kUsage;
         }
+        if (auto ok = (*problem)->checkStart(config.start, opts->startFile); !ok) {
+          std::cerr << ok.error().message << "hone: --start " << opts->startFile << " does not check; fix it first\n";
+          return kRejected;
+        }
       }
-      auto report = runTune(config, opts->db, std::nullopt, opts->out, !opts->json && isatty(2));
-      return finish(report, config, opts->db, opts->json);
+      return runAndPrint(config, opts->db, std::nullopt, opts->out, opts->json);
     };
   });
 }
@@ -180,8 +227,7 @@ void addResumeCommand(CLI::App &app, Action &action) {
       if (!opts->llmUrl.empty())
         config->llm.client.url = opts->llmUrl;
       opened.reset(); // the session opens the store itself
-      auto report = runTune(*config, opts->db, opts->run, opts->out, !opts->json && isatty(2));
-      return finish(report, *config, opts->db, opts->json);
+      return runAndPrint(*config, opts->db, opts->run, opts->out, opts->json);
     };
   });
 }

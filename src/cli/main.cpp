@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     app.footer("Exit codes: 0 success, 1 input rejected (diagnostics printed), 2 usage error, 3 internal error.\n"
                "Run 'hone COMMAND --help' for a command's options; docs/USER_GUIDE.md has them all.");
+    registerDomains();
     Action action;
     addCheckCommand(app, action);
     addCompileCommand(app, action);
@@ -30,6 +31,7 @@ int main(int argc, char **argv) {
     addExportCommand(app, action);
     addSpaceCommand(app, action);
     addLlmCheckCommand(app, action);
+    addKernelCommand(app, action);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {

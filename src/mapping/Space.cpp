@@ -482,4 +482,11 @@ nlohmann::json Space::describe() const {
           {"evaluate", "hone simulate --app APP --machine MACHINE --assign assignment.json --json"}};
 }
 
+std::vector<size_t> Space::sizes() const {
+  std::vector<size_t> out;
+  for (const auto &p : params_)
+    out.push_back(p.values.size());
+  return out;
+}
+
 } // namespace hone::mapping

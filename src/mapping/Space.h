@@ -11,6 +11,7 @@
 #include "model/App.h"
 #include "model/Machine.h"
 #include "support/Expected.h"
+#include "tune/Domain.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,7 +60,7 @@ LibraryFunction libraryFunction(const std::string &pattern, int dims, model::Pro
 /// "hone_GPU = Machine(GPU);"
 std::string machineGlobal(model::ProcKind kind);
 
-class Space {
+class Space final : public tune::CategoricalSpace {
 public:
   static Space build(const model::AppModel &app, const model::MachineModel &machine);
 
@@ -78,7 +79,9 @@ public:
   /// those with one memory per node (zero-copy, system), which every processor reads.
   std::vector<std::string> memoryKinds(model::ProcKind kind, bool nodeShared = false) const;
   /// The mapper for an assignment, as DSL text.
-  std::string render(const Assignment &a) const;
+  std::string render(const Assignment &a) const override;
+  /// The number of values of each parameter.
+  std::vector<size_t> sizes() const override;
 
   /// {"name": value} with values as strings (or indices).
   nlohmann::json toJson(const Assignment &a) const;

@@ -13,7 +13,7 @@ using support::Expected;
 namespace {
 
 // Each entry migrates from version i to i + 1. Append; never edit a shipped one.
-const std::array<const char *, 2> kMigrations = {
+const std::array<const char *, 3> kMigrations = {
     R"(CREATE TABLE runs (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
@@ -45,6 +45,8 @@ const std::array<const char *, 2> kMigrations = {
          run_id INTEGER PRIMARY KEY REFERENCES runs(id),
          prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost REAL NOT NULL,
          calls INTEGER NOT NULL);)",
+    // 3: the run's domain (mapping, kernel); runs before it were all mappings.
+    R"(ALTER TABLE runs ADD COLUMN domain TEXT NOT NULL DEFAULT 'mapping';)",
 };
 
 class Statement {
@@ -99,6 +101,7 @@ RunInfo readRun(const Statement &s) {
   r.status = s.text(5);
   r.seed = static_cast<uint64_t>(s.integer(6));
   r.config = parseJson(s.text(7));
+  r.domain = s.text(8);
   return r;
 }
 
@@ -158,9 +161,10 @@ Expected<bool> Store::migrate() {
 }
 
 Expected<int64_t> Store::createRun(const RunInfo &run) {
-  Statement s(db_, "INSERT INTO runs (app, machine, agent, status, seed, config) VALUES (?, ?, ?, ?, ?, ?);");
+  Statement s(db_,
+              "INSERT INTO runs (app, machine, agent, status, seed, config, domain) VALUES (?, ?, ?, ?, ?, ?, ?);");
   s.bind(1, run.app).bind(2, run.machine).bind(3, run.agent).bind(4, run.status);
-  s.bind(5, static_cast<int64_t>(run.seed)).bind(6, run.config.dump());
+  s.bind(5, static_cast<int64_t>(run.seed)).bind(6, run.config.dump()).bind(7, run.domain);
   if (s.step() != SQLITE_DONE)
     return Error{fmt::format("cannot create a run: {}", sqlite3_errmsg(db_))};
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
@@ -178,14 +182,14 @@ Expected<bool> Store::setRunStatus(int64_t run, const std::string &status) {
 
 std::vector<RunInfo> Store::runs() {
   std::vector<RunInfo> out;
-  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config FROM runs ORDER BY id;");
+  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config, domain FROM runs ORDER BY id;");
   while (s.step() == SQLITE_ROW)
     out.push_back(readRun(s));
   return out;
 }
 
 std::optional<RunInfo> Store::run(int64_t id) {
-  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config FROM runs WHERE id = ?;");
+  Statement s(db_, "SELECT id, created_at, app, machine, agent, status, seed, config, domain FROM runs WHERE id = ?;");
   s.bind(1, id);
   if (s.step() != SQLITE_ROW)
     return std::nullopt;

@@ -23,7 +23,8 @@ namespace hone::store {
 struct RunInfo {
   int64_t id = 0;
   std::string createdAt; // UTC, ISO 8601
-  std::string app, machine, agent;
+  std::string domain = "mapping"; // what was tuned: mapping, kernel
+  std::string app, machine, agent; // app: the subject (an app model, a kernel project)
   std::string status = "running"; // running, finished, failed
   uint64_t seed = 0;
   nlohmann::json config = nlohmann::json::object();

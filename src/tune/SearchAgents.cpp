@@ -1,4 +1,4 @@
-#include "mapping/Agents.h"
+#include "tune/SearchAgents.h"
 
 #include <fmt/format.h>
 
@@ -10,12 +10,10 @@
 #include <set>
 #include <unordered_map>
 
-namespace hone::mapping {
+namespace hone::tune {
 
 using engine::Candidate;
 using engine::Step;
-using model::MemKind;
-using model::ProcKind;
 using nlohmann::json;
 
 namespace {
@@ -26,12 +24,8 @@ using Rng = std::mt19937_64;
 double unit(Rng &rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 size_t below(Rng &rng, size_t n) { return n == 0 ? 0 : static_cast<size_t>(rng() % n); }
 
-std::vector<size_t> sizesOf(const Space &space) {
-  std::vector<size_t> sizes;
-  for (const auto &p : space.params())
-    sizes.push_back(p.values.size());
-  return sizes;
-}
+std::vector<size_t> sizesOf(const CategoricalSpace &space) { return space.sizes(); }
+using Assignment = std::vector<int>;
 
 } // namespace
 
@@ -41,13 +35,13 @@ namespace {
 
 class RandomAgent final : public engine::Strategy {
 public:
-  RandomAgent(const Space &space, uint64_t seed) : space_(space), rng_(seed) {}
+  RandomAgent(const CategoricalSpace &space, uint64_t seed) : space_(space), sizes_(space.sizes()), rng_(seed) {}
   std::vector<Candidate> propose(size_t count) override {
     std::vector<Candidate> out;
     for (size_t i = 0; i < count; ++i) {
       Assignment a;
-      for (const auto &p : space_.params())
-        a.push_back(static_cast<int>(below(rng_, p.values.size())));
+      for (size_t n : sizes_)
+        a.push_back(static_cast<int>(below(rng_, n)));
       out.push_back(Candidate::make(space_.render(a), {}, "random: a uniform sample of the decision space"));
     }
     return out;
@@ -55,13 +49,14 @@ public:
   void notify(const std::vector<Step> &) override {}
 
 private:
-  const Space &space_;
+  const CategoricalSpace &space_;
+  std::vector<size_t> sizes_;
   Rng rng_;
 };
 
 } // namespace
 
-std::unique_ptr<engine::Strategy> makeRandomAgent(const Space &space, uint64_t seed) {
+std::unique_ptr<engine::Strategy> makeRandomAgent(const CategoricalSpace &space, uint64_t seed) {
   return std::make_unique<RandomAgent>(space, seed);
 }
 
@@ -355,7 +350,7 @@ private:
 /// OpenTuner's AUC bandit over the techniques, on the encoded space.
 class EnsembleAgent final : public engine::Strategy {
 public:
-  EnsembleAgent(const Space &space, uint64_t seed) : space_(space), sizes_(sizesOf(space)), rng_(seed) {
+  EnsembleAgent(const CategoricalSpace &space, uint64_t seed) : space_(space), sizes_(sizesOf(space)), rng_(seed) {
     techniques_.push_back(std::make_unique<DifferentialEvolution>(sizes_.size()));
     techniques_.push_back(std::make_unique<Genetic>(sizes_));
     techniques_.push_back(std::make_unique<HillClimb>(sizes_));
@@ -464,7 +459,7 @@ private:
 
   static constexpr double kExplore = 0.05;
   static constexpr size_t kWindow = 500;
-  const Space &space_;
+  const CategoricalSpace &space_;
   std::vector<size_t> sizes_;
   Rng rng_;
   std::vector<std::unique_ptr<Technique>> techniques_;
@@ -478,8 +473,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<engine::Strategy> makeEnsembleAgent(const Space &space, uint64_t seed) {
+std::unique_ptr<engine::Strategy> makeEnsembleAgent(const CategoricalSpace &space, uint64_t seed) {
   return std::make_unique<EnsembleAgent>(space, seed);
 }
 
-} // namespace hone::mapping
+} // namespace hone::tune

@@ -1,0 +1,394 @@
+// hone kernel init PROGRAM.c|.cpp|.cu [--force]
+// hone kernel check DIR [--json]
+// hone kernel measure DIR [--knob NAME=VALUE ...] [--json]
+// hone kernel profile DIR [--knob NAME=VALUE ...] [--ncu REPORT.csv] [--json]
+// The kernel domain's commands outside a tuning run (docs/KERNELS.md).
+#include "cli/Commands.h"
+
+#include "autoguide/AutoGuide.h"
+#include "kernel/Diagnose.h"
+#include "kernel/Evaluator.h"
+#include "kernel/Init.h"
+#include "kernel/Manifest.h"
+#include "kernel/Runner.h"
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+namespace hone::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::optional<kernel::Manifest> manifestOrPrint(const std::string &dir) {
+  auto m = kernel::loadManifest(dir);
+  if (!m) {
+    std::cerr << "hone: " << m.error().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*m);
+}
+
+/// The variant of --knob NAME=VALUE options over the manifest's defaults.
+std::optional<kernel::Variant> variantOf(const kernel::Manifest &m, const std::vector<std::string> &knobs) {
+  kernel::Variant v = kernel::referenceVariant(m);
+  for (const auto &k : knobs) {
+    size_t eq = k.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "hone: --knob " << k << ": expected NAME=VALUE\n";
+      return std::nullopt;
+    }
+    v.knobs[k.substr(0, eq)] = k.substr(eq + 1);
+  }
+  if (auto ok = kernel::checkValues(m, v.knobs); !ok) {
+    std::cerr << "hone: --knob: " << ok.error().message << "\n";
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string scratch(const kernel::Manifest &m, const std::string &what) {
+  return (fs::path(m.dir) / ".hone" / what).string();
+}
+
+std::string seconds(double s) {
+  return s >= 1 ? fmt::format("{:.3f} s", s) : fmt::format("{:.2f} ms", s * 1000);
+}
+
+void addInit(CLI::App &parent, Action &action) {
+  struct Options {
+    std::string program;
+    bool force = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = parent.add_subcommand("init", "Write a commented hone.toml beside a single-file program");
+  cmd->add_option("program", opts->program, "The program: a .c, .cpp or .cu file that prints its results")->required();
+  cmd->add_flag("--force", opts->force, "Overwrite an existing hone.toml");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto source = support::readFile(opts->program);
+      if (!source) {
+        std::cerr << "hone: cannot read " << opts->program << ": " << source.error().message << "\n";
+        return kUsage;
+      }
+      kernel::InitOptions io;
+      io.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      auto text = kernel::initManifest(opts->program, *source, io);
+      if (!text) {
+        std::cerr << "hone: " << text.error().message << "\n";
+        return kUsage;
+      }
+      fs::path target = fs::absolute(opts->program).parent_path() / "hone.toml";
+      std::error_code ec;
+      if (fs::exists(target, ec) && !opts->force) {
+        std::cerr << "hone: " << target.string() << " exists; --force replaces it\n";
+        return kUsage;
+      }
+      std::string why;
+      if (!support::writeFileAtomically(target.string(), *text, &why)) {
+        std::cerr << "hone: cannot write " << target.string() << ": " << why << "\n";
+        return kUsage;
+      }
+      auto m = kernel::parseManifest(target.string(), *text);
+      if (!m) { // our own output must load; say so loudly if it does not
+        std::cerr << "hone: internal error: the manifest written does not load: " << m.error().message << "\n";
+        return kInternal;
+      }
+      std::cout << fmt::format("wrote {}: {} knobs ({}); check it with: hone kernel check {}\n", target.string(),
+                               m->knobs.size(), fmt::join(m->knobNames(), ", "), target.parent_path().string());
+      return kOk;
+    };
+  });
+}
+
+void addCheck(CLI::App &parent, Action &action) {
+  struct Options {
+    std::string dir;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = parent.add_subcommand(
+      "check", "Build the project, run it twice per seed, validate it against itself and report timing noise");
+  cmd->add_option("dir", opts->dir, "Project folder (or its hone.toml)")->required();
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto m = manifestOrPrint(opts->dir);
+      if (!m)
+        return kUsage;
+      kernel::Variant ref = kernel::referenceVariant(*m);
+      json out{{"project", m->name}, {"manifest", m->path}, {"knobs", m->knobNames()}};
+      std::vector<std::string> problems;
+      kernel::BuildResult b = kernel::build(*m, ref, scratch(*m, "check"));
+      out["build"] = {{"ok", b.ok}, {"command", b.command}, {"seconds", b.seconds}};
+      if (!b.ok) {
+        problems.push_back(fmt::format("the build failed ({}):\n{}", b.error, b.log.substr(0, 4000)));
+      } else {
+        json seeds = json::array();
+        for (uint64_t seed : m->seeds) {
+          kernel::RunResult r1 = kernel::runOnce(*m, ref, b.exe, scratch(*m, "check/a"), seed);
+          kernel::RunResult r2 = kernel::runOnce(*m, ref, b.exe, scratch(*m, "check/b"), seed);
+          json s{{"seed", seed}, {"outputs", r1.values.size()}, {"seconds", r1.process.seconds}};
+          if (!r1.ok() || !r2.ok()) {
+            problems.push_back(fmt::format("seed {}: {}", seed, !r1.ok() ? r1.error : r2.error));
+          } else if (auto mm = kernel::compareOutputs(m->output, r1.values, r2.values)) {
+            problems.push_back(fmt::format("seed {}: two runs of the unmodified program differ beyond the tolerance "
+                                           "(nondeterministic, or the tolerance is too tight): {}",
+                                           seed, mm->message));
+          }
+          seeds.push_back(s);
+        }
+        out["seeds"] = seeds;
+        if (m->seeds.size() > 1 && problems.empty()) {
+          auto a = kernel::runOnce(*m, ref, b.exe, scratch(*m, "check/a"), m->seeds[0]);
+          auto c = kernel::runOnce(*m, ref, b.exe, scratch(*m, "check/c"), m->seeds[1]);
+          if (a.ok() && c.ok() && a.values == c.values)
+            out["note"] = "the outputs do not change with the seed: the program ignores {seed} (validation then "
+                          "cannot catch outputs that ignore the input)";
+        }
+        if (problems.empty()) {
+          kernel::EvaluatorSettings es;
+          es.workdir = scratch(*m, "check");
+          es.profile = false;
+          kernel::KernelEvaluator ev(*m, es);
+          auto t = ev.time(ref, b.exe, scratch(*m, "check"));
+          if (!t) {
+            problems.push_back("timing: " + t.error().message);
+          } else {
+            out["timing"] = {{"median_s", t->median}, {"ci95_s", t->ci95}, {"stddev_s", t->stddev},
+                             {"repeats", t->samples.size()}, {"converged", t->converged},
+                             {"noise", t->median > 0 ? t->ci95 / t->median : 0}};
+          }
+        }
+      }
+      out["ok"] = problems.empty();
+      out["problems"] = problems;
+      if (opts->json) {
+        std::cout << out.dump(2) << "\n";
+      } else {
+        std::cout << fmt::format("{} ({}): {} knobs\n", m->name, m->path, m->knobs.size());
+        std::cout << fmt::format("build: {} ({:.2f} s)\n  $ {}\n", b.ok ? "ok" : "FAILED", b.seconds, b.command);
+        if (out.contains("seeds"))
+          for (const auto &s : out["seeds"])
+            std::cout << fmt::format("seed {}: {} outputs, {}\n", s["seed"].get<uint64_t>(), s["outputs"].get<size_t>(),
+                                     seconds(s["seconds"].get<double>()));
+        if (out.contains("note"))
+          std::cout << "note: " << out["note"].get<std::string>() << "\n";
+        if (out.contains("timing")) {
+          const json &t = out["timing"];
+          std::cout << fmt::format("timing: median {} over {} runs, 95% CI +-{:.1f}% ({}){}\n",
+                                   seconds(t["median_s"].get<double>()), t["repeats"].get<size_t>(),
+                                   100 * t["noise"].get<double>(), t["converged"].get<bool>() ? "converged" : "not converged",
+                                   t["converged"].get<bool>() ? "" : ": this machine is noisy; speedups under the CI mean nothing");
+        }
+        for (const auto &p : problems)
+          std::cout << "problem: " << p << "\n";
+        std::cout << (problems.empty() ? "ok: the project is ready for hone tune --kernel " + opts->dir + "\n" : "");
+      }
+      return problems.empty() ? kOk : kRejected;
+    };
+  });
+}
+
+void addMeasure(CLI::App &parent, Action &action) {
+  struct Options {
+    std::string dir;
+    std::vector<std::string> knobs;
+    bool json = false;
+    int rounds = 5;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = parent.add_subcommand("measure", "Validate a variant and time it against the unmodified project, "
+                                               "interleaved in one run");
+  cmd->add_option("dir", opts->dir, "Project folder (or its hone.toml)")->required();
+  cmd->add_option("--knob", opts->knobs, "NAME=VALUE (repeatable): the variant; none: the reference alone");
+  cmd->add_option("--rounds", opts->rounds, "Interleaved rounds (reference, variant)")->check(CLI::Range(1, 100));
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto m = manifestOrPrint(opts->dir);
+      if (!m)
+        return kUsage;
+      auto v = variantOf(*m, opts->knobs);
+      if (!v)
+        return kUsage;
+      kernel::EvaluatorSettings es;
+      es.workdir = scratch(*m, "measure");
+      es.profile = false;
+      kernel::KernelEvaluator ev(*m, es);
+      if (auto ok = ev.prepare(); !ok) {
+        std::cerr << "hone: " << ok.error().message << "\n";
+        return kRejected;
+      }
+      std::string vdir = scratch(*m, "measure/variant");
+      kernel::BuildResult b = kernel::build(*m, *v, vdir);
+      json out{{"project", m->name}, {"knobs", v->knobs}, {"seeds", ev.seeds()}};
+      if (!b.ok) {
+        std::cerr << "hone: the variant does not build (" << b.error << "):\n" << b.log.substr(0, 4000);
+        return kRejected;
+      }
+      if (auto bad = ev.validate(*v, b.exe, vdir, ev.seeds())) {
+        std::cerr << "hone: the variant is " << engine::toString(bad->status) << ": " << bad->error << "\n";
+        return kRejected;
+      }
+      kernel::Variant ref = kernel::referenceVariant(*m);
+      kernel::BuildResult rb = kernel::build(*m, ref, scratch(*m, "measure/ref"));
+      // Interleaved rounds: drift of a shared machine hits both alike.
+      std::vector<double> refSamples, varSamples;
+      for (int round = 0; round < opts->rounds; ++round) {
+        auto tr = ev.time(ref, rb.exe, scratch(*m, "measure/ref"));
+        auto tv = ev.time(*v, b.exe, vdir);
+        if (!tr || !tv) {
+          std::cerr << "hone: timing failed: " << (!tr ? tr.error().message : tv.error().message) << "\n";
+          return kRejected;
+        }
+        refSamples.push_back(tr->median);
+        varSamples.push_back(tv->median);
+      }
+      kernel::Timing tr = kernel::summarize(refSamples, m->timing.targetCi);
+      kernel::Timing tv = kernel::summarize(varSamples, m->timing.targetCi);
+      std::vector<double> ratios;
+      for (size_t i = 0; i < refSamples.size(); ++i)
+        ratios.push_back(refSamples[i] / varSamples[i]);
+      kernel::Timing sp = kernel::summarize(ratios, 1);
+      out["reference"] = {{"median_s", tr.median}, {"ci95_s", tr.ci95}, {"samples", refSamples}};
+      out["variant"] = {{"median_s", tv.median}, {"ci95_s", tv.ci95}, {"samples", varSamples}};
+      out["speedup"] = {{"median", sp.median}, {"ci95", std::isfinite(sp.ci95) ? sp.ci95 : -1.0}};
+      out["validated"] = true;
+      if (opts->json) {
+        std::cout << out.dump(2) << "\n";
+      } else {
+        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance)\n", m->name, fmt::join(ev.seeds(), ", "),
+                                 kernel::toString(m->output.tolerance));
+        std::cout << fmt::format("reference  {:>10}  (median of {} interleaved rounds)\n", seconds(tr.median),
+                                 refSamples.size());
+        std::cout << fmt::format("variant    {:>10}\n", seconds(tv.median));
+        std::cout << fmt::format("speedup    {:.3f}x{}\n", sp.median,
+                                 std::isfinite(sp.ci95) ? fmt::format(" +- {:.3f} (95% CI over rounds)", sp.ci95) : "");
+      }
+      return kOk;
+    };
+  });
+}
+
+void addProfile(CLI::App &parent, Action &action) {
+  struct Options {
+    std::string dir, ncu;
+    std::vector<std::string> knobs, rules;
+    bool json = false;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = parent.add_subcommand("profile", "Profile a variant, diagnose it, and rank the transformations "
+                                               "that address the findings");
+  cmd->add_option("dir", opts->dir, "Project folder (or its hone.toml)")->required();
+  cmd->add_option("--knob", opts->knobs, "NAME=VALUE (repeatable): the variant; none: the reference");
+  cmd->add_option("--ncu", opts->ncu, "An Nsight Compute CSV report (ncu --csv --page details|raw) to include");
+  cmd->add_option("--rules", opts->rules, "Extra AutoGuide rule files (TOML)");
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto m = manifestOrPrint(opts->dir);
+      if (!m)
+        return kUsage;
+      auto v = variantOf(*m, opts->knobs);
+      if (!v)
+        return kUsage;
+      auto guide = autoguide::AutoGuide::withDefaults(opts->rules);
+      auto catalogue = kernel::loadCatalogue();
+      if (!guide || !catalogue) {
+        std::cerr << "hone: " << (!guide ? guide.error().message : catalogue.error().message) << "\n";
+        return kUsage;
+      }
+      kernel::ProfileOptions po;
+      po.ncuReport = opts->ncu;
+      po.seed = m->seeds.front();
+      kernel::KernelProfile p = kernel::profileVariant(*m, *v, scratch(*m, "profile"), po);
+      json diagnosis = kernel::diagnose(p);
+      json profile{{"bottlenecks", diagnosis["bottlenecks"]}};
+      auto findings = guide->interpret("", profile, "kernel");
+      // Transformations ranked by the largest share of the findings that call for them.
+      std::map<std::string, std::pair<double, std::vector<std::string>>> ranked;
+      for (const auto &f : findings) {
+        double share = f.subject.is_object() ? f.subject.value("share", 0.0) : 0.0;
+        for (const auto &t : f.transformations) {
+          auto &slot = ranked[t];
+          slot.first = std::max(slot.first, share);
+          slot.second.push_back(f.rule);
+        }
+      }
+      std::vector<std::pair<std::string, double>> order;
+      for (const auto &[id, r] : ranked)
+        order.push_back({id, r.first});
+      std::stable_sort(order.begin(), order.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+      auto entry = [&](const std::string &id) -> const kernel::Transformation * {
+        for (const auto &t : *catalogue)
+          if (t.id == id)
+            return &t;
+        return nullptr;
+      };
+      if (opts->json) {
+        json out{{"project", m->name}, {"knobs", v->knobs}, {"profile", kernel::toJson(p)}, {"diagnosis", diagnosis}};
+        out["findings"] = json::array();
+        for (const auto &f : findings)
+          out["findings"].push_back({{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence},
+                                     {"explanation", f.explanation}, {"suggestion", f.suggestion},
+                                     {"transformations", f.transformations}, {"subject", f.subject}});
+        out["transformations"] = json::array();
+        for (const auto &[id, share] : order)
+          if (const auto *t = entry(id))
+            out["transformations"].push_back({{"id", id}, {"name", t->name}, {"share", share},
+                                              {"reference", t->reference}, {"risk", t->risk},
+                                              {"because", ranked[id].second}});
+        std::cout << out.dump(2) << "\n";
+        return kOk;
+      }
+      std::cout << fmt::format("{}: profiled with {}\n", m->name, p.tools.empty() ? "nothing" : fmt::format("{}", fmt::join(p.tools, ", ")));
+      for (const auto &s : p.skipped)
+        std::cout << "  skipped: " << s << "\n";
+      if (p.cachegrind) {
+        std::cout << "\nhot lines (cachegrind):\n";
+        double total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;
+        for (size_t i = 0; i < p.cachegrind->lines.size() && i < 5; ++i) {
+          const auto &c = p.cachegrind->lines[i];
+          auto ev = [&](const char *e) { return c.events.count(e) ? c.events.at(e) : 0.0; };
+          double refs = ev("Dr") + ev("Dw");
+          std::cout << fmt::format("  {:>5.1f}% Ir  {}:{} ({})  D1 miss {:.1f}%\n", total > 0 ? 100 * ev("Ir") / total : 0,
+                                   c.file, c.line, c.function, refs > 0 ? 100 * (ev("D1mr") + ev("D1mw")) / refs : 0);
+        }
+      }
+      std::cout << "\nfindings:\n";
+      if (findings.empty())
+        std::cout << "  none above the thresholds (docs/KERNELS.md)\n";
+      for (const auto &f : findings)
+        std::cout << fmt::format("  [{}] {}\n      {}\n", f.rule, f.explanation.empty() ? f.evidence : f.explanation,
+                                 f.suggestion);
+      std::cout << "\ntransformations, by the time they could save:\n";
+      for (const auto &[id, share] : order)
+        if (const auto *t = entry(id))
+          std::cout << fmt::format("  {:>4.0f}%  {} -- {}\n         ({}; risk: {})\n", 100 * share, t->name, t->effect,
+                                   t->reference, t->risk);
+      return kOk;
+    };
+  });
+}
+
+} // namespace
+
+void addKernelCommand(CLI::App &app, Action &action) {
+  auto *cmd = app.add_subcommand("kernel", "Kernel projects: init a manifest, check, measure and profile (docs/KERNELS.md)");
+  cmd->require_subcommand(1);
+  addInit(*cmd, action);
+  addCheck(*cmd, action);
+  addMeasure(*cmd, action);
+  addProfile(*cmd, action);
+}
+
+} // namespace hone::cli

@@ -1,0 +1,486 @@
+#include "kernel/Diagnose.h"
+
+#include "support/FileUtil.h"
+#include "support/Subprocess.h"
+#include "support/TomlReader.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+#include <unistd.h>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool onPath(const std::string &tool) {
+  const char *path = std::getenv("PATH");
+  if (!path)
+    return false;
+  std::string p(path);
+  for (size_t from = 0; from <= p.size();) {
+    size_t to = p.find(':', from);
+    if (to == std::string::npos)
+      to = p.size();
+    std::error_code ec;
+    fs::path candidate = fs::path(p.substr(from, to - from)) / tool;
+    if (fs::exists(candidate, ec) && access(candidate.c_str(), X_OK) == 0)
+      return true;
+    from = to + 1;
+  }
+  return false;
+}
+
+/// `path` relative to the project folder when it lies inside it; empty when it lies outside
+/// (system headers, the C library).
+std::string projectRelative(const Manifest &m, const std::string &path) {
+  std::error_code ec;
+  fs::path p = fs::path(path).is_absolute() ? fs::path(path) : fs::path(m.dir) / path;
+  fs::path rel = fs::relative(fs::weakly_canonical(p, ec), fs::weakly_canonical(m.dir, ec), ec);
+  if (ec || rel.empty())
+    return "";
+  std::string r = rel.string();
+  if (r.rfind("..", 0) == 0) {
+    // A header one level up (examples share one) still belongs to the project.
+    return fs::exists(p, ec) && p.extension() != "" && r.rfind("../", 0) == 0 && r.find('/', 3) == std::string::npos
+               ? r
+               : "";
+  }
+  return r;
+}
+
+std::string firstLines(const std::string &text, size_t n) {
+  std::string out;
+  size_t at = 0;
+  for (size_t i = 0; i < n && at < text.size(); ++i) {
+    size_t nl = text.find('\n', at);
+    out += text.substr(at, nl == std::string::npos ? std::string::npos : nl - at + 1);
+    if (nl == std::string::npos)
+      break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+} // namespace
+
+KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
+  KernelProfile p;
+  p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  bool cuda = m.language == "cuda";
+
+  // cachegrind: exact instruction and cache-miss counts per function and line.
+  if (o.cachegrind && !cuda) {
+    if (!onPath("valgrind")) {
+      p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
+    } else {
+      BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, m.profileDefines);
+      if (!b.ok) {
+        p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
+      } else {
+        std::string out = dir + "/cachegrind.out.%p";
+        for (const auto &entry : fs::directory_iterator(dir, ec))
+          if (entry.path().filename().string().rfind("cachegrind.out.", 0) == 0)
+            fs::remove(entry.path(), ec);
+        RunResult r = runOnce(m, v, b.exe, dir + "/cg-run", o.seed,
+                              {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
+                               "--cachegrind-out-file=" + out});
+        // The largest output is the program's (the shell's is tiny).
+        std::string best;
+        uintmax_t bestSize = 0;
+        for (const auto &entry : fs::directory_iterator(dir, ec))
+          if (entry.path().filename().string().rfind("cachegrind.out.", 0) == 0 && entry.file_size() > bestSize) {
+            bestSize = entry.file_size();
+            best = entry.path().string();
+          }
+        if (best.empty()) {
+          p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
+        } else if (auto text = support::readFile(best)) {
+          auto parsed = parseCachegrind(*text);
+          if (parsed) {
+            // Keep the project's own code; name files relative to it.
+            auto keep = [&](std::vector<CostLine> &lines) {
+              std::vector<CostLine> mine;
+              for (auto &c : lines) {
+                std::string rel = projectRelative(m, c.file);
+                if (rel.empty())
+                  continue;
+                c.file = rel;
+                mine.push_back(std::move(c));
+              }
+              lines = std::move(mine);
+            };
+            keep(parsed->functions);
+            keep(parsed->lines);
+            p.cachegrind = std::move(*parsed);
+            p.tools.push_back("cachegrind");
+          } else {
+            p.skipped.push_back("cachegrind: " + parsed.error().message);
+          }
+        }
+      }
+    }
+  }
+
+  // perf stat: CPU utilisation, and hardware counters where the machine exposes them.
+  if (o.perf) {
+    if (!onPath("perf")) {
+      p.skipped.push_back("perf: not installed (apt-get install linux-perf)");
+    } else {
+      BuildResult b = build(m, v, dir + "/perf-build");
+      if (b.ok) {
+        std::string csv = dir + "/perf.csv";
+        fs::remove(csv, ec);
+        RunResult r = runOnce(m, v, b.exe, dir + "/perf-run", o.seed,
+                              {"perf", "stat", "-x,", "-o", csv, "-e",
+                               "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"});
+        auto text = support::readFile(csv);
+        auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
+        if (parsed) {
+          if (!parsed->unsupported.empty())
+            p.skipped.push_back(fmt::format("perf: hardware counters not supported here ({}); software events only",
+                                            fmt::join(parsed->unsupported, ", ")));
+          p.perf = std::move(*parsed);
+          p.tools.push_back("perf");
+        } else {
+          p.skipped.push_back("perf: " + (r.ok() ? parsed.error().message : r.error) +
+                              " (perf_event_paranoid may forbid it)");
+        }
+      } else {
+        p.skipped.push_back("perf: the build failed: " + b.error);
+      }
+    }
+  }
+
+  // Compiler remarks: which loops vectorized, and why the others did not.
+  if (o.remarks && !cuda) {
+    BuildResult b = build(m, v, dir + "/remarks-gcc", {"-fopt-info-vec-all"});
+    std::vector<Remark> remarks;
+    bool ran = false;
+    if (b.ok) {
+      if (auto r = parseGccRemarks(b.log); r && !r->empty()) {
+        remarks = std::move(*r);
+        ran = true;
+      }
+    }
+    if (!ran) {
+      BuildResult c = build(m, v, dir + "/remarks-clang",
+                            {"-Rpass=loop-vectorize", "-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
+      if (c.ok)
+        if (auto r = parseClangRemarks(c.log); r && !r->empty()) {
+          remarks = std::move(*r);
+          ran = true;
+        }
+    }
+    if (ran) {
+      for (auto &r : remarks) {
+        std::string rel = projectRelative(m, r.file);
+        if (rel.empty() || r.kind == "note")
+          continue;
+        r.file = rel;
+        p.remarks.push_back(std::move(r));
+      }
+      p.tools.push_back("remarks");
+    } else {
+      p.skipped.push_back("remarks: the compiler gave none (it takes gcc's -fopt-info-vec-all or clang's -Rpass)");
+    }
+  }
+
+  // llvm-mca on the innermost loop around the hottest line.
+  if (o.mca && !cuda) {
+    if (!onPath("llvm-mca")) {
+      p.skipped.push_back("llvm-mca: not installed (apt-get install llvm)");
+    } else if (m.sources.size() != 1) {
+      p.skipped.push_back("llvm-mca: needs the assembly of one source file; the project has several");
+    } else {
+      BuildResult s = build(m, v, dir + "/asm", {"-S", "-g"}, {}, "hot.s");
+      std::string hotFile;
+      int hotLine = 0;
+      if (p.cachegrind && !p.cachegrind->lines.empty()) {
+        hotFile = p.cachegrind->lines.front().file;
+        hotLine = p.cachegrind->lines.front().line;
+      }
+      auto text = s.ok ? support::readFile(s.exe) : support::Expected<std::string>(support::Error{s.error});
+      std::string loop = text ? extractHotLoop(*text, hotFile, hotLine) : "";
+      if (loop.empty() && text)
+        loop = extractHotLoop(*text, "", 0);
+      if (loop.empty()) {
+        p.skipped.push_back("llvm-mca: no loop found in the assembly" + (s.ok ? "" : " (" + s.error + ")"));
+      } else {
+        std::string input = dir + "/hot-loop.s";
+        std::string why;
+        if (support::writeFileAtomically(input, loop, &why)) {
+          support::SubprocessOptions so;
+          so.argv = {"llvm-mca", "-bottleneck-analysis", input};
+          so.timeoutS = 60;
+          auto r = support::runSubprocess(so);
+          auto parsed = r.ok() ? parseLlvmMca(r.output) : support::Expected<McaReport>(support::Error{r.describe()});
+          if (parsed) {
+            p.mca = *parsed;
+            p.mcaLoop = hotLine ? fmt::format("{}:{}", hotFile, hotLine) : "the first loop";
+            p.tools.push_back("llvm-mca");
+          } else {
+            p.skipped.push_back("llvm-mca: " + parsed.error().message);
+          }
+        }
+      }
+    }
+  }
+
+  // ptxas: registers, shared memory and spills per CUDA kernel.
+  if (o.ptxas && cuda) {
+    BuildResult b = build(m, v, dir + "/ptxas", {"-Xptxas", "-v"});
+    auto parsed = b.ok ? parsePtxas(b.log) : support::Expected<std::vector<PtxasKernel>>(support::Error{b.error});
+    if (parsed) {
+      p.ptxas = std::move(*parsed);
+      p.tools.push_back("ptxas");
+    } else {
+      p.skipped.push_back("ptxas: " + parsed.error().message + (b.ok ? "" : "\n" + firstLines(b.log, 5)));
+    }
+  }
+
+  if (!o.ncuReport.empty()) {
+    auto text = support::readFile(o.ncuReport);
+    auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
+    if (parsed) {
+      p.ncu = std::move(*parsed);
+      p.tools.push_back("ncu");
+    } else {
+      p.skipped.push_back(fmt::format("ncu: {}: {}", o.ncuReport, parsed.error().message));
+    }
+  }
+  return p;
+}
+
+// ---- diagnosis -------------------------------------------------------------------------
+
+namespace {
+
+double event(const CostLine &c, const char *name) {
+  auto it = c.events.find(name);
+  return it == c.events.end() ? 0 : it->second;
+}
+
+std::string where(const CostLine &c) {
+  return c.line ? fmt::format("{}:{} ({})", c.file, c.line, c.function) : fmt::format("{} ({})", c.function, c.file);
+}
+
+/// The kind of a vectorizer's "missed" message, by its reason.
+std::string vectorizeKind(const std::string &message) {
+  auto has = [&](const char *w) { return message.find(w) != std::string::npos; };
+  if (has("alias") || has("dependence") || has("dependency") || has("unsafe"))
+    return "not-vectorized-aliasing";
+  if (has("stride") || has("complicated access") || has("access pattern") || has("gather") || has("scatter") ||
+      has("interleav"))
+    return "not-vectorized-stride";
+  if (has("control flow") || has("if-conver") || has("early exit") || has("multiple exits"))
+    return "not-vectorized-control-flow";
+  if (has("reduction") || has("reorder floating-point") || has("ffast-math"))
+    return "not-vectorized-reduction";
+  if (has("nested loop"))
+    return "not-vectorized-outer";
+  return "";
+}
+
+} // namespace
+
+json diagnose(const KernelProfile &p, const Thresholds &t) {
+  json out = json::array();
+  auto add = [&](std::string kind, std::string resource, double share, std::string detail, json numbers,
+                 const std::string &file = "", int line = 0) {
+    json b{{"kind", std::move(kind)},
+           {"resource", std::move(resource)},
+           {"share", std::clamp(share, 0.0, 1.0)},
+           {"detail", std::move(detail)},
+           {"numbers", std::move(numbers)}};
+    if (!file.empty())
+      b["file"] = file;
+    if (line)
+      b["line"] = line;
+    out.push_back(std::move(b));
+  };
+
+  // Hot lines: where the instructions go, and how their data references miss.
+  std::vector<const CostLine *> hot;
+  if (p.cachegrind) {
+    double total = 0;
+    for (const auto &c : p.cachegrind->functions)
+      total += event(c, "Ir");
+    for (const auto &c : p.cachegrind->lines) {
+      double ir = event(c, "Ir");
+      if (total <= 0 || ir / total < t.hotShare)
+        continue;
+      hot.push_back(&c);
+      double share = ir / total;
+      double refs = event(c, "Dr") + event(c, "Dw");
+      double d1 = event(c, "D1mr") + event(c, "D1mw"), ll = event(c, "DLmr") + event(c, "DLmw");
+      if (refs > 0 && d1 / refs > t.d1MissRate)
+        add("cache-misses", where(c), share * std::min(1.0, d1 / refs * 4),
+            fmt::format("{} has {:.0f}% of the instructions and misses L1 on {:.1f}% of its {:.3g} data references",
+                        where(c), 100 * share, 100 * d1 / refs, refs),
+            {{"instruction_share", share}, {"d1_miss_rate", d1 / refs}, {"data_refs", refs}, {"d1_misses", d1}},
+            c.file, c.line);
+      if (refs > 0 && ll / refs > t.llMissRate)
+        add("memory-traffic", where(c), share * std::min(1.0, ll / refs * 10),
+            fmt::format("{} misses the last-level cache on {:.2f}% of its data references: it streams from DRAM",
+                        where(c), 100 * ll / refs),
+            {{"instruction_share", share}, {"ll_miss_rate", ll / refs}}, c.file, c.line);
+    }
+  }
+
+  // Loops the vectorizer left scalar, first those on hot lines.
+  std::set<std::pair<std::string, int>> seen;
+  for (const auto &r : p.remarks) {
+    if (r.kind != "missed" && r.kind != "analysis")
+      continue;
+    std::string kind = vectorizeKind(r.message);
+    if (kind.empty() || !seen.insert({r.file, r.line}).second)
+      continue;
+    double share = 0.02;
+    for (const CostLine *c : hot)
+      if (c->file == r.file && std::abs(c->line - r.line) <= 2)
+        share = std::max(share, event(*c, "Ir") / std::max(1.0, p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 1.0));
+    add(kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
+        fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, r.message), {{"hot_share", share}},
+        r.file, r.line);
+  }
+
+  if (p.perf && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {
+    double used = p.perf->cpusUtilized;
+    add("serial", "CPU cores", 1.0 - used / p.cores,
+        fmt::format("the program keeps {:.2f} of {} cores busy ({:.0f}%)", used, p.cores, 100 * used / p.cores),
+        {{"cpus_utilized", used}, {"cores", p.cores}});
+  }
+
+  if (p.mca) {
+    double cpi = p.mca->cyclesPerIteration();
+    if (p.mca->dataDependencies >= t.dependencyShare)
+      add("dependency-chain", p.mcaLoop, p.mca->dataDependencies / 100 * 0.8,
+          fmt::format("llvm-mca: the loop at {} stalls on data dependencies {:.0f}% of its cycles ({:.2f} cycles per "
+                      "iteration against a throughput bound of {:.2f})",
+                      p.mcaLoop, p.mca->dataDependencies, cpi, p.mca->blockRThroughput),
+          {{"data_dependencies_pct", p.mca->dataDependencies}, {"cycles_per_iteration", cpi},
+           {"block_rthroughput", p.mca->blockRThroughput}});
+    if (p.mca->resourcePressure >= t.resourceShare)
+      add("resource-pressure", p.mcaLoop, p.mca->resourcePressure / 100 * 0.5,
+          fmt::format("llvm-mca: the loop at {} waits on execution ports {:.0f}% of its cycles", p.mcaLoop,
+                      p.mca->resourcePressure),
+          {{"resource_pressure_pct", p.mca->resourcePressure}, {"ipc", p.mca->ipc}});
+  }
+
+  for (const auto &k : p.ptxas) {
+    if (k.spillStores + k.spillLoads > 0)
+      add("register-spills", k.name, 0.3,
+          fmt::format("{} spills registers ({} bytes stored, {} loaded per thread) with {} registers", k.name,
+                      k.spillStores, k.spillLoads, k.registers),
+          {{"registers", k.registers}, {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}});
+    if (k.registers > t.registersFullOccupancy)
+      add("occupancy-registers", k.name, 0.15,
+          fmt::format("{} uses {} registers per thread: at most {} threads per SM (of 2048) can be resident", k.name,
+                      k.registers, std::min(2048, 65536 / k.registers / 32 * 32)),
+          {{"registers", k.registers}});
+    if (k.sharedBytes > t.sharedBytesPerBlock)
+      add("occupancy-shared", k.name, 0.15,
+          fmt::format("{} uses {} bytes of shared memory per block, which limits resident blocks", k.name,
+                      k.sharedBytes),
+          {{"shared_bytes", k.sharedBytes}});
+  }
+
+  for (const auto &k : p.ncu) {
+    auto metric = [&](const char *name) -> std::optional<double> {
+      auto it = k.metrics.find(name);
+      return it == k.metrics.end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    auto sectors = metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+    auto requests = metric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+    if (sectors && requests && *requests > 0 && *sectors / *requests > t.sectorsPerRequest)
+      add("uncoalesced", k.name, std::min(0.6, (*sectors / *requests) / 32),
+          fmt::format("{}: {:.1f} sectors per global load request (4 when a warp's loads are coalesced)", k.name,
+                      *sectors / *requests),
+          {{"sectors_per_request", *sectors / *requests}});
+    auto conflicts = metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
+    auto wavefronts = metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
+    if (conflicts && wavefronts && *wavefronts > 0 && *conflicts / *wavefronts > t.bankConflictRate)
+      add("bank-conflicts", k.name, std::min(0.5, *conflicts / *wavefronts / 2),
+          fmt::format("{}: {:.0f} shared-memory bank conflicts in {:.0f} load wavefronts", k.name, *conflicts,
+                      *wavefronts),
+          {{"conflicts", *conflicts}, {"wavefronts", *wavefronts}});
+    auto occupancy = metric("sm__warps_active.avg.pct_of_peak_sustained_active");
+    if (occupancy && *occupancy < t.occupancyPct)
+      add("low-occupancy", k.name, (t.occupancyPct - *occupancy) / 100,
+          fmt::format("{}: achieved occupancy {:.1f}% of the SM's warps", k.name, *occupancy),
+          {{"occupancy_pct", *occupancy}});
+    auto threads = metric("smsp__thread_inst_executed_per_inst_executed.ratio");
+    if (threads && *threads < t.threadsPerInstruction)
+      add("divergence", k.name, (32 - *threads) / 64,
+          fmt::format("{}: {:.1f} of 32 threads active per executed instruction", k.name, *threads),
+          {{"threads_per_instruction", *threads}});
+    auto dram = metric("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    auto sm = metric("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    if (dram && sm && *dram >= t.boundPct && *dram > *sm)
+      add("memory-bound", k.name, 0.3,
+          fmt::format("{}: DRAM at {:.0f}% of peak, SMs at {:.0f}%: memory-bound by the roofline", k.name, *dram, *sm),
+          {{"dram_pct", *dram}, {"sm_pct", *sm}});
+    else if (dram && sm && *sm >= t.boundPct && *sm > *dram)
+      add("compute-bound", k.name, 0.2,
+          fmt::format("{}: SMs at {:.0f}% of peak, DRAM at {:.0f}%: compute-bound by the roofline", k.name, *sm, *dram),
+          {{"dram_pct", *dram}, {"sm_pct", *sm}});
+  }
+
+  std::stable_sort(out.begin(), out.end(),
+                   [](const json &a, const json &b) { return a["share"].get<double>() > b["share"].get<double>(); });
+  return json{{"schema", 1}, {"bottlenecks", out}};
+}
+
+// ---- catalogue ---------------------------------------------------------------------------
+
+support::Expected<std::vector<Transformation>> parseCatalogue(const std::string &path, const std::string &text) {
+  return support::parseTomlDocument<std::vector<Transformation>>(path, text, [&](support::TableReader &top) {
+    std::vector<Transformation> out;
+    for (auto &r : top.tables("transformation")) {
+      Transformation t;
+      t.id = r.string("id");
+      if (std::any_of(out.begin(), out.end(), [&](const Transformation &o) { return o.id == t.id; }))
+        r.failAt("id", fmt::format("'{}' is defined twice", t.id));
+      t.name = r.string("name");
+      t.target = r.string("target");
+      if (t.target != "cpu" && t.target != "gpu")
+        r.failAt("target", "must be \"cpu\" or \"gpu\"");
+      t.changes = r.string("changes");
+      t.effect = r.string("effect");
+      t.risk = r.string("risk");
+      t.reference = r.string("reference");
+      for (const auto &role : r.strings("knob_roles", false)) {
+        auto parsed = parseKnobRole(role);
+        if (!parsed)
+          r.failAt("knob_roles", fmt::format("unknown knob role '{}'", role));
+        t.knobRoles.push_back(*parsed);
+      }
+      r.finish();
+      out.push_back(std::move(t));
+    }
+    top.finish();
+    return out;
+  });
+}
+
+support::Expected<std::vector<Transformation>> loadCatalogue() {
+  const char *env = std::getenv("HONE_CATALOGUE");
+  std::string path = env && *env ? std::string(env) : std::string(HONE_CATALOGUE_DIR) + "/transformations.toml";
+  auto text = support::readTomlFile(path);
+  if (!text)
+    return text.error();
+  return parseCatalogue(path, *text);
+}
+
+} // namespace hone::kernel

@@ -1,0 +1,63 @@
+// From a kernel project to evidence: run the profilers that this machine has
+// on a variant (cachegrind, perf stat, compiler remarks, llvm-mca on the hot
+// loop, ptxas for CUDA; Nsight Compute reports from a file), then turn the
+// profile into findings -- each of a kind AutoGuide's kernel rules
+// (rules/kernel.toml) explain, citing its numbers, and naming the catalogue's
+// transformations that address it (catalogue/transformations.toml).
+#pragma once
+
+#include "kernel/Manifest.h"
+#include "kernel/Profile.h"
+#include "kernel/Runner.h"
+#include "support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace hone::kernel {
+
+/// When a number is worth a finding. Named defaults; docs/KERNELS.md explains each.
+struct Thresholds {
+  double hotShare = 0.10;          // a function or line with at least this share of instructions is hot
+  double d1MissRate = 0.05;        // D1 misses per data reference above this: locality
+  double llMissRate = 0.01;        // LL misses per data reference above this: memory traffic
+  double usedCoresFraction = 0.6;  // CPUs utilized below this fraction of the cores: serial
+  double dependencyShare = 30;     // llvm-mca: % of cycles stalled on data dependencies
+  double resourceShare = 50;       // llvm-mca: % of cycles stalled on a resource
+  int registersFullOccupancy = 32; // ptxas: above this many registers a thread cannot reach full occupancy
+  int64_t sharedBytesPerBlock = 24 * 1024; // ptxas: shared memory that limits resident blocks
+  double sectorsPerRequest = 8;    // ncu: global load sectors per request above this: uncoalesced
+  double bankConflictRate = 0.1;   // ncu: shared-memory bank conflicts per wavefront
+  double occupancyPct = 50;        // ncu: achieved occupancy below this
+  double threadsPerInstruction = 24; // ncu: of 32; below this: divergence
+  double boundPct = 60;            // ncu: % of peak that makes a kernel memory- or compute-bound
+};
+
+struct ProfileOptions {
+  bool cachegrind = true, perf = true, remarks = true, mca = true, ptxas = true;
+  std::string ncuReport; // a CSV file from `ncu --csv`, when the user has one
+  uint64_t seed = 1;
+};
+
+/// Profiles `v` with every tool available, working in `dir`. Tools that are missing or fail
+/// are listed in `skipped` with the reason; never an error for that.
+KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o);
+
+/// The findings of a profile: {"bottlenecks": [{kind, resource, share, detail, numbers, file, line}]},
+/// the form AutoGuide's "bottleneck" rules match; `share` is the fraction of the time the finding
+/// could save (its ranking).
+nlohmann::json diagnose(const KernelProfile &p, const Thresholds &t = {});
+
+/// One entry of the transformation catalogue.
+struct Transformation {
+  std::string id, name, target; // target: "cpu" or "gpu"
+  std::string changes, effect, risk, reference;
+  std::vector<KnobRole> knobRoles; // knobs that realise it, when a project has them
+};
+support::Expected<std::vector<Transformation>> parseCatalogue(const std::string &path, const std::string &text);
+/// The shipped catalogue.
+support::Expected<std::vector<Transformation>> loadCatalogue();
+
+} // namespace hone::kernel

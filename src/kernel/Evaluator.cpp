@@ -1,0 +1,237 @@
+#include "kernel/Evaluator.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+using engine::EvalResult;
+using engine::EvalStatus;
+
+namespace {
+
+/// The first lines of a compiler log that carry errors (else its first lines).
+std::string firstErrors(const std::string &log, size_t n = 12) {
+  std::string out, fallback;
+  size_t lines = 0, all = 0;
+  size_t at = 0;
+  while (at < log.size() && (lines < n)) {
+    size_t nl = log.find('\n', at);
+    std::string line = log.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    if (all++ < n)
+      fallback += line + "\n";
+    if (line.find("error") != std::string::npos) {
+      out += line + "\n";
+      ++lines;
+    }
+    if (nl == std::string::npos)
+      break;
+    at = nl + 1;
+  }
+  return out.empty() ? fallback : out;
+}
+
+std::string tail(const std::string &text, size_t bytes) {
+  return text.size() <= bytes ? text : text.substr(text.size() - bytes);
+}
+
+EvalResult failure(EvalStatus status, std::string error, std::string raw = {}) {
+  EvalResult r;
+  r.status = status;
+  r.error = std::move(error);
+  r.rawOutput = raw.empty() ? r.error : std::move(raw);
+  return r;
+}
+
+} // namespace
+
+KernelEvaluator::KernelEvaluator(Manifest manifest, EvaluatorSettings settings)
+    : manifest_(std::move(manifest)), settings_(std::move(settings)) {
+  reference_ = referenceVariant(manifest_);
+  for (uint64_t s : manifest_.seeds)
+    seeds_.push_back(s + 1000 * settings_.runSeed);
+}
+
+support::Expected<bool> KernelEvaluator::prepare() {
+  std::string dir = (fs::path(settings_.workdir) / "reference").string();
+  BuildResult b = build(manifest_, reference_, dir);
+  if (!b.ok)
+    return support::Error{fmt::format("the unmodified project does not build ({}):\n{}$ {}\n{}", b.error,
+                                      manifest_.dir, b.command, firstErrors(b.log))};
+  referenceExe_ = b.exe;
+  for (uint64_t seed : seeds_) {
+    std::string why;
+    referenceOutputs(seed, &why);
+    if (!why.empty())
+      return support::Error{fmt::format("the unmodified project fails on seed {}: {}", seed, why)};
+  }
+  return true;
+}
+
+std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string *error) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = refOutputs_.find(seed);
+    if (it != refOutputs_.end())
+      return it->second;
+  }
+  RunResult r = runOnce(manifest_, reference_, referenceExe_,
+                        (fs::path(settings_.workdir) / "reference" / fmt::format("run-{}", seed)).string(), seed);
+  if (!r.ok()) {
+    *error = r.error + (r.process.output.empty() ? "" : "\n" + tail(r.process.output, 2000));
+    return {};
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  refOutputs_[seed] = r.values;
+  return r.values;
+}
+
+std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std::string &exe, const std::string &dir,
+                                                    const std::vector<uint64_t> &seeds) {
+  std::vector<std::vector<double>> got;
+  for (uint64_t seed : seeds) {
+    RunResult r = runOnce(manifest_, v, exe, (fs::path(dir) / fmt::format("run-{}", seed)).string(), seed);
+    if (!r.ok()) {
+      EvalStatus status = r.process.timedOut ? EvalStatus::TimedOut : EvalStatus::RunFailed;
+      if (r.process.ok()) // it ran, but what it wrote cannot be read as results
+        status = EvalStatus::Invalid;
+      return failure(status, fmt::format("seed {}: {}", seed, r.error), tail(r.process.output, 4000));
+    }
+    std::string why;
+    std::vector<double> expected = referenceOutputs(seed, &why);
+    if (!why.empty())
+      return failure(EvalStatus::Invalid, fmt::format("the reference fails on seed {}: {}", seed, why));
+    if (auto mismatch = compareOutputs(manifest_.output, expected, r.values))
+      return failure(EvalStatus::Invalid, fmt::format("wrong result on seed {}: {}", seed, mismatch->message),
+                     fmt::format("wrong result on seed {}: {}\n{}", seed, mismatch->message, tail(r.process.output, 2000)));
+    got.push_back(std::move(r.values));
+  }
+  // Outputs that ignore the input: identical for two seeds whose reference outputs differ.
+  for (size_t i = 1; i < got.size(); ++i) {
+    std::string w1, w2;
+    if (got[i] == got[0] && referenceOutputs(seeds[0], &w1) != referenceOutputs(seeds[i], &w2))
+      return failure(EvalStatus::Invalid,
+                     fmt::format("outputs do not change with the input: seeds {} and {} give identical outputs, the "
+                                 "reference's differ",
+                                 seeds[0], seeds[i]));
+  }
+  return std::nullopt;
+}
+
+support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir) {
+  std::lock_guard<std::mutex> lock(timing_);
+  const TimingSpec &t = manifest_.timing;
+  std::string rundir = (fs::path(dir) / "timing").string();
+  uint64_t seed = seeds_.front();
+  for (int i = 0; i < t.warmup; ++i) {
+    RunResult r = runOnce(manifest_, v, exe, rundir, seed);
+    if (!r.ok())
+      return support::Error{"warm-up run: " + r.error};
+  }
+  std::vector<double> samples;
+  Timing result;
+  for (int i = 0; i < t.maxRepeats; ++i) {
+    RunResult r = runOnce(manifest_, v, exe, rundir, seed);
+    if (!r.ok())
+      return support::Error{fmt::format("timing run {}: {}", i + 1, r.error)};
+    double s = t.mode == "region" ? r.regionS : r.process.seconds;
+    if (t.mode == "region" && r.regionS > r.process.seconds * 1.05 + 0.01)
+      return support::Error{fmt::format("the reported region time {:.4g} s exceeds the process's {:.4g} s: the "
+                                        "program's timer cannot be trusted",
+                                        r.regionS, r.process.seconds)};
+    samples.push_back(s);
+    if (static_cast<int>(samples.size()) >= t.minRepeats) {
+      result = summarize(samples, t.targetCi);
+      if (result.converged)
+        break;
+    }
+  }
+  return summarize(samples, t.targetCi);
+}
+
+EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto done = [&](EvalResult r) {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  auto variant = parseVariant(manifest_, candidate.artifact);
+  if (!variant)
+    return done(failure(EvalStatus::Rejected, variant.error().message));
+  std::string dir = (fs::path(settings_.workdir) / (candidate.hash.empty() ? engine::contentHash(candidate.artifact)
+                                                                           : candidate.hash))
+                        .string();
+  BuildResult b = build(manifest_, *variant, dir);
+  if (!b.ok)
+    return done(failure(EvalStatus::BuildFailed, fmt::format("build failed ({}):\n{}", b.error, firstErrors(b.log)),
+                        tail(b.log, 8000)));
+  if (auto bad = validate(*variant, b.exe, dir, seeds_))
+    return done(*bad);
+  auto timing = time(*variant, b.exe, dir);
+  if (!timing)
+    return done(failure(EvalStatus::RunFailed, timing.error().message));
+  double score = baseline_ > 0 ? baseline_ / timing->median : 1.0 / timing->median;
+
+  // A speedup too good to be true is checked again on inputs it has not seen.
+  double best;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    best = bestScore_;
+  }
+  bool rechecked = false;
+  if (best > 0 && score > settings_.suspiciousSpeedup * best) {
+    std::vector<uint64_t> fresh = {seeds_.front() + 500, seeds_.front() + 501};
+    if (auto bad = validate(*variant, b.exe, dir, fresh)) {
+      bad->error = fmt::format("a {:.2f}x jump over the best so far failed re-validation on new seeds: {}",
+                               score / best, bad->error);
+      return done(*bad);
+    }
+    auto again = time(*variant, b.exe, dir);
+    if (!again)
+      return done(failure(EvalStatus::RunFailed, "re-measuring: " + again.error().message));
+    timing = again;
+    score = baseline_ > 0 ? baseline_ / timing->median : 1.0 / timing->median;
+    rechecked = true;
+  }
+
+  EvalResult r;
+  r.status = EvalStatus::Ok;
+  r.score = score;
+  r.metrics = {{"time_s", timing->median},
+               {"mean_s", timing->mean},
+               {"stddev_s", timing->stddev},
+               {"ci95_s", std::isfinite(timing->ci95) ? timing->ci95 : -1},
+               {"repeats", static_cast<double>(timing->samples.size())},
+               {"converged", timing->converged ? 1.0 : 0.0},
+               {"build_s", b.seconds},
+               {"rechecked", rechecked ? 1.0 : 0.0}};
+  r.rawOutput = fmt::format("validated on seeds {} ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
+                            "+-{:.2g} s{}",
+                            fmt::join(seeds_, ", "), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
+                            toString(manifest_.output.tolerance), timing->median, timing->samples.size(),
+                            std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
+                            timing->converged ? "" : " (not converged to the target)");
+  r.profile = {{"timing",
+                {{"samples", timing->samples}, {"median", timing->median}, {"ci95", timing->ci95}, {"mode", manifest_.timing.mode}}}};
+  bool newBest;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    newBest = score > bestScore_;
+    if (newBest)
+      bestScore_ = score;
+  }
+  if (newBest && settings_.profile) {
+    KernelProfile p = profileVariant(manifest_, *variant, (fs::path(dir) / "profile").string(), settings_.profileOptions);
+    nlohmann::json diagnosis = diagnose(p, settings_.thresholds);
+    r.profile["kernel_profile"] = toJson(p);
+    r.profile["bottlenecks"] = diagnosis["bottlenecks"];
+  }
+  return done(std::move(r));
+}
+
+} // namespace hone::kernel

@@ -1,0 +1,77 @@
+// The kernel domain's evaluator: a candidate (a variant's text) is parsed,
+// built, validated against the unmodified project's outputs on several
+// seeded inputs, timed by hone, and -- when it is the fastest so far --
+// profiled and diagnosed. Every failure is a result with the reason: the
+// compiler's first errors, the first output outside tolerance, the signal,
+// the time limit. Guards against results that only look right:
+//   - the reference is the unmodified project (default knobs, baseline flags);
+//   - a run gets seeds of its own (manifest seeds + 1000 x run seed), and
+//     output files are removed before each run;
+//   - outputs that do not change with the input (the reference's do) fail;
+//   - a speedup over 3x the best so far is re-validated on new seeds and
+//     re-measured before it counts;
+//   - hone times the whole process (or checks a reported region against it).
+#pragma once
+
+#include "engine/Engine.h"
+#include "kernel/Diagnose.h"
+#include "kernel/Manifest.h"
+#include "kernel/Runner.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace hone::kernel {
+
+struct EvaluatorSettings {
+  std::string workdir;     // candidates build and run in workdir/<hash>/
+  uint64_t runSeed = 1;    // picks this run's validation seeds
+  bool profile = true;     // profile and diagnose each new best
+  ProfileOptions profileOptions;
+  Thresholds thresholds;
+  double suspiciousSpeedup = 3; // over the best so far: re-validate and re-measure first
+};
+
+class KernelEvaluator {
+public:
+  KernelEvaluator(Manifest manifest, EvaluatorSettings settings);
+
+  /// Builds the reference and records its outputs on the validation seeds; an error when the
+  /// unmodified project itself does not build or run (nothing can be validated then).
+  support::Expected<bool> prepare();
+  /// The seeds candidates are validated on.
+  const std::vector<uint64_t> &seeds() const { return seeds_; }
+  const Manifest &manifest() const { return manifest_; }
+
+  /// Seconds of the reference that score 1.0; 0: scores are 1 / seconds.
+  void setBaseline(double seconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    baseline_ = seconds;
+    bestScore_ = 0; // scores change scale: the next result is the first of the run proper
+  }
+  engine::EvalResult evaluate(const engine::Candidate &candidate);
+
+  /// Validates a built program on `seeds`; the failure as a result (status and error), or nullopt.
+  std::optional<engine::EvalResult> validate(const Variant &v, const std::string &exe, const std::string &dir,
+                                             const std::vector<uint64_t> &seeds);
+  /// Times a built program: warm-up, then repeats until the 95% CI is tight enough or the cap.
+  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir);
+
+private:
+  std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
+
+  Manifest manifest_;
+  EvaluatorSettings settings_;
+  Variant reference_;
+  std::string referenceExe_;
+  std::vector<uint64_t> seeds_;
+  std::map<uint64_t, std::vector<double>> refOutputs_;
+  double baseline_ = 0;
+  double bestScore_ = 0;
+  std::mutex mutex_;  // reference outputs, best score
+  std::mutex timing_; // one timed run at a time: parallel timing would measure the contention
+};
+
+} // namespace hone::kernel

@@ -1,0 +1,215 @@
+#include "kernel/KernelDomain.h"
+
+#include "kernel/Evaluator.h"
+#include "kernel/Runner.h"
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <thread>
+#include <unistd.h>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json KernelOptions::toJson() const {
+  return {{"project", project}, {"workdir", workdir}, {"profile", profile}, {"ncu_report", ncuReport}};
+}
+
+support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
+  try {
+    KernelOptions o;
+    tune::JsonReader r(j, "the run's kernel options");
+    o.project = r.get<std::string>("project");
+    o.workdir = r.get<std::string>("workdir", "");
+    o.profile = r.get<bool>("profile", true);
+    o.ncuReport = r.get<std::string>("ncu_report", "");
+    r.finish();
+    return o;
+  } catch (const std::exception &e) {
+    return support::Error{e.what()};
+  }
+}
+
+// ---- the knob space ------------------------------------------------------------------
+
+KnobSpace::KnobSpace(const Manifest &m) {
+  for (const auto &k : m.knobs) {
+    std::vector<std::string> values{k.values[k.defaultIndex]};
+    for (size_t i = 0; i < k.values.size(); ++i)
+      if (i != k.defaultIndex)
+        values.push_back(k.values[i]);
+    knobs_.push_back({k.name, values});
+  }
+}
+
+std::vector<size_t> KnobSpace::sizes() const {
+  std::vector<size_t> out;
+  for (const auto &[n, v] : knobs_)
+    out.push_back(v.size());
+  return out;
+}
+
+KnobValues KnobSpace::values(const std::vector<int> &a) const {
+  KnobValues out;
+  for (size_t i = 0; i < knobs_.size(); ++i) {
+    const auto &v = knobs_[i].second;
+    size_t index = i < a.size() ? static_cast<size_t>(std::max(0, a[i])) : 0;
+    out[knobs_[i].first] = v[std::min(index, v.size() - 1)];
+  }
+  return out;
+}
+
+std::string KnobSpace::render(const std::vector<int> &a) const {
+  return renderVariant({values(a), {}});
+}
+
+// ---- the problem ---------------------------------------------------------------------
+
+namespace {
+
+std::string hostLabel() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0)
+    std::snprintf(name, sizeof name, "local");
+  return fmt::format("{} ({} cores)", name, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+class KernelProblem final : public tune::Problem {
+public:
+  KernelProblem(Manifest m, EvaluatorSettings s, std::vector<Transformation> catalogue)
+      : manifest_(m), space_(m), evaluator_(std::move(m), std::move(s)), catalogue_(std::move(catalogue)) {}
+  support::Expected<bool> prepare() { return evaluator_.prepare(); }
+
+  std::string subject() const override { return manifest_.name; }
+  std::string machine() const override { return hostLabel(); }
+  engine::EvalResult evaluate(const engine::Candidate &c) override { return evaluator_.evaluate(c); }
+  std::pair<std::string, std::string> reference() const override {
+    return {renderVariant(referenceVariant(manifest_)), referenceLabel()};
+  }
+  double baselineOf(const engine::EvalResult &r) const override {
+    auto it = r.metrics.find("time_s");
+    return it == r.metrics.end() ? 0 : it->second;
+  }
+  std::string baselineMetricName() const override { return "1/time"; }
+  void setBaseline(double b) override { evaluator_.setBaseline(b); }
+  std::pair<std::string, std::string> defaultStart() const override { return reference(); }
+  support::Expected<bool> checkStart(const std::string &text, const std::string &label) const override {
+    auto v = parseVariant(manifest_, text);
+    if (!v)
+      return support::Error{fmt::format("{}:{}: error: {}\n", label, v.error().line, v.error().message)};
+    return true;
+  }
+  const tune::CategoricalSpace *space() const override { return &space_; }
+
+  support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
+                                           const std::string &header) const override {
+    auto v = parseVariant(manifest_, best.candidate.artifact);
+    if (!v)
+      return v.error();
+    std::error_code ec;
+    fs::path dir = fs::absolute(path, ec);
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+      return support::Error{fmt::format("{} exists and is not a folder", dir.string())};
+    fs::create_directories(dir, ec);
+    if (ec)
+      return support::Error{fmt::format("cannot create {}: {}", dir.string(), ec.message())};
+    std::string why;
+    auto write = [&](const fs::path &p, const std::string &text) {
+      return support::writeFileAtomically(p.string(), text, &why);
+    };
+    for (const auto &[name, text] : v->files)
+      if (!write(dir / name, text))
+        return support::Error{why};
+    Expansion e = expand(manifest_, *v);
+    std::string command = buildCommand(manifest_, *v, dir.string());
+    std::string env;
+    for (const auto &x : e.env)
+      env += x + " ";
+    std::string script = fmt::format(
+        "#!/bin/sh\n# {}\n# Builds the best variant found into {}/prog, from the project at {}.\n"
+        "# Run it with the environment the variant sets: {}{}\nset -e\ncd {}\n{}\n",
+        header, dir.string(), manifest_.dir, env, "./prog ...", manifest_.dir, command);
+    if (!write(dir / "build.sh", script) || !write(dir / "variant.toml", "# " + header + "\n" + best.candidate.artifact))
+      return support::Error{why};
+    fs::permissions(dir / "build.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add, ec);
+    json summary{{"header", header},
+                 {"knobs", v->knobs},
+                 {"edited_files", json::array()},
+                 {"build_command", command},
+                 {"environment", e.env},
+                 {"metrics", best.result.metrics},
+                 {"score", best.result.score}};
+    for (const auto &[name, text] : v->files)
+      summary["edited_files"].push_back(name);
+    if (!write(dir / "best.json", summary.dump(2) + "\n"))
+      return support::Error{why};
+    return dir.string();
+  }
+  std::string defaultBestPath(int64_t runId) const override {
+    return fmt::format("hone-best-{}-run{}", manifest_.name, runId);
+  }
+
+  const Manifest &manifest() const { return manifest_; }
+  const std::vector<Transformation> &catalogue() const { return catalogue_; }
+
+private:
+  std::string referenceLabel() const {
+    return fmt::format("the unmodified {} (default knobs, flags '{}')", manifest_.name, manifest_.flags);
+  }
+  Manifest manifest_;
+  KnobSpace space_;
+  KernelEvaluator evaluator_;
+  std::vector<Transformation> catalogue_;
+};
+
+class KernelDomain final : public tune::Domain {
+public:
+  std::string name() const override { return "kernel"; }
+  support::Expected<std::unique_ptr<tune::Problem>> open(tune::TuneConfig &config) const override {
+    auto options = KernelOptions::fromJson(config.options);
+    if (!options)
+      return options.error();
+    auto m = loadManifest(options->project);
+    if (!m)
+      return support::Error{m.error().message};
+    auto catalogue = loadCatalogue();
+    if (!catalogue)
+      return catalogue.error();
+    EvaluatorSettings s;
+    std::error_code ec;
+    s.workdir = options->workdir.empty() ? (fs::path(m->dir) / ".hone" / "candidates").string()
+                                         : fs::absolute(options->workdir, ec).string();
+    s.runSeed = config.seed;
+    s.profile = options->profile;
+    s.profileOptions.ncuReport = options->ncuReport;
+    s.profileOptions.seed = m->seeds.front();
+    auto problem = std::make_unique<KernelProblem>(std::move(*m), std::move(s), std::move(*catalogue));
+    if (auto ok = problem->prepare(); !ok)
+      return ok.error();
+    return std::unique_ptr<tune::Problem>(std::move(problem));
+  }
+};
+
+} // namespace
+
+void registerKernelDomain(tune::Registry &registry) {
+  registry.addDomain(std::make_unique<KernelDomain>());
+  registry.addAgent({"guided",
+                     "knob edits that answer the profile's diagnosis, from the unmodified project (default)",
+                     {"kernel"},
+                     [](tune::Problem &p, const tune::AgentContext &c)
+                         -> support::Expected<std::unique_ptr<engine::Strategy>> {
+                       auto &k = static_cast<KernelProblem &>(p);
+                       return makeGuidedKernelAgent(k.manifest(), k.catalogue(), c.start, c.startLabel);
+                     }});
+  tune::registerSearchAgents(registry);
+}
+
+} // namespace hone::kernel

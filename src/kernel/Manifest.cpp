@@ -1,0 +1,447 @@
+#include "kernel/Manifest.h"
+
+#include "model/Expr.h"
+#include "support/StringUtil.h"
+#include "support/TomlReader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+
+namespace hone::kernel {
+
+using support::TableReader;
+
+std::string_view toString(KnobKind kind) {
+  switch (kind) {
+  case KnobKind::Define: return "define";
+  case KnobKind::Flags: return "flags";
+  case KnobKind::Env: return "env";
+  }
+  return "?";
+}
+
+namespace {
+constexpr std::pair<KnobRole, std::string_view> kRoles[] = {
+    {KnobRole::Tile, "tile"},         {KnobRole::Unroll, "unroll"},   {KnobRole::LoopOrder, "loop-order"},
+    {KnobRole::Threads, "threads"},   {KnobRole::Schedule, "schedule"}, {KnobRole::Binding, "binding"},
+    {KnobRole::Flags, "flags"},       {KnobRole::Other, "other"}};
+
+std::vector<std::string> roleNames() {
+  std::vector<std::string> out;
+  for (const auto &[r, n] : kRoles)
+    out.emplace_back(n);
+  return out;
+}
+
+/// A knob's role from its name and kind, when the manifest does not say.
+KnobRole guessRole(const std::string &name, KnobKind kind) {
+  if (kind == KnobKind::Flags)
+    return KnobRole::Flags;
+  std::string upper = name;
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
+  auto has = [&](const char *word) { return upper.find(word) != std::string::npos; };
+  if (upper == "OMP_NUM_THREADS" || has("THREADS"))
+    return KnobRole::Threads;
+  if (upper == "OMP_SCHEDULE" || has("SCHEDULE"))
+    return KnobRole::Schedule;
+  if (upper == "OMP_PROC_BIND" || upper == "OMP_PLACES")
+    return KnobRole::Binding;
+  if (has("UNROLL") || has("ACC") || has("ITEMS"))
+    return KnobRole::Unroll;
+  if (has("ORDER") || has("INTERCHANGE") || has("SEQUENTIAL") || has("SHARED") || has("PRIVATE"))
+    return KnobRole::LoopOrder;
+  if (has("TILE") || has("BLOCK") || has("BS") || has("BX") || has("BY") || has("CHUNK"))
+    return KnobRole::Tile;
+  return KnobRole::Other;
+}
+
+bool isNumber(const std::string &s) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+std::string nodeText(const TableReader &r, const toml::node &n) {
+  if (auto i = n.as_integer())
+    return std::to_string(i->get());
+  if (auto f = n.as_floating_point())
+    return fmt::format("{}", f->get());
+  if (auto s = n.as_string())
+    return std::string(s->get());
+  if (auto b = n.as_boolean())
+    return b->get() ? "1" : "0";
+  r.failNode(n, "value", "expected a number or a string");
+}
+
+/// Splits "lhs OP rhs" at its comparison operator.
+struct Comparison {
+  std::string lhs, op, rhs;
+};
+std::optional<Comparison> splitComparison(const std::string &text) {
+  static const std::regex re(R"(^(.*?)(<=|>=|==|!=|<|>)(.*)$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, re))
+    return std::nullopt;
+  return Comparison{m[1].str(), m[2].str(), m[3].str()};
+}
+
+} // namespace
+
+std::string_view toString(KnobRole role) {
+  for (const auto &[r, n] : kRoles)
+    if (r == role)
+      return n;
+  return "?";
+}
+
+std::optional<KnobRole> parseKnobRole(std::string_view text) {
+  for (const auto &[r, n] : kRoles)
+    if (n == text)
+      return r;
+  return std::nullopt;
+}
+
+std::string_view toString(Tolerance t) {
+  switch (t) {
+  case Tolerance::Exact: return "exact";
+  case Tolerance::Abs: return "abs";
+  case Tolerance::Rel: return "rel";
+  case Tolerance::Ulp: return "ulp";
+  }
+  return "?";
+}
+
+bool Knob::numeric() const {
+  return std::all_of(values.begin(), values.end(), isNumber);
+}
+
+const Knob *Manifest::knob(const std::string &n) const {
+  for (const auto &k : knobs)
+    if (k.name == n)
+      return &k;
+  return nullptr;
+}
+
+std::vector<std::string> Manifest::knobNames() const {
+  std::vector<std::string> out;
+  for (const auto &k : knobs)
+    out.push_back(k.name);
+  return out;
+}
+
+namespace {
+
+/// Values from `values = [...]` or `range = {from, to, step | factor}`.
+std::vector<std::string> readValues(TableReader &k) {
+  if (k.has("values")) {
+    std::vector<std::string> out = k.values<std::string>("values", true, [&](const toml::node &n) { return nodeText(k, n); });
+    if (out.empty())
+      k.failAt("values", "needs at least one value");
+    return out;
+  }
+  if (!k.has("range"))
+    k.failHere("a knob needs 'values' (a list) or 'range' ({ from, to, step or factor })");
+  TableReader r = k.table("range");
+  double from = r.number("from"), to = r.number("to");
+  double step = r.number("step", 0), factor = r.number("factor", 0);
+  r.finish();
+  if ((step > 0) == (factor > 0))
+    r.failHere("give exactly one of 'step' (> 0) or 'factor' (> 1)");
+  if (factor > 0 && factor <= 1)
+    r.failAt("factor", "must be greater than 1");
+  if (!(to >= from))
+    r.failAt("to", "must not be below 'from'");
+  std::vector<std::string> out;
+  for (double v = from; v <= to + 1e-9 && out.size() <= 4096; v = step > 0 ? v + step : v * factor) {
+    out.push_back(v == std::floor(v) ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{}", v));
+    if (factor > 0 && v <= 0)
+      r.failAt("from", "must be positive with 'factor'");
+  }
+  if (out.size() > 4096)
+    r.failHere("the range has more than 4096 values");
+  return out;
+}
+
+Tolerance readTolerance(TableReader &o) {
+  std::string t = o.string("tolerance", "rel");
+  for (Tolerance x : {Tolerance::Exact, Tolerance::Abs, Tolerance::Rel, Tolerance::Ulp})
+    if (toString(x) == t)
+      return x;
+  o.failAt("tolerance", "must be \"exact\", \"abs\", \"rel\" or \"ulp\"");
+}
+
+std::vector<std::string> envList(TableReader &t, const char *key) {
+  std::vector<std::string> out;
+  for (auto &[name, value] : t.namedValues<std::string>(key, "environment variable", [&](const toml::node &n) {
+         return nodeText(t, n);
+       }))
+    out.push_back(name + "=" + value);
+  return out;
+}
+
+} // namespace
+
+support::Expected<Manifest> parseManifest(const std::string &path, const std::string &text) {
+  return support::parseTomlDocument<Manifest>(path, text, [&](TableReader &top) {
+    Manifest m;
+    m.path = path;
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    m.dir = abs.parent_path().string();
+
+    TableReader p = top.table("project");
+    m.name = p.string("name", abs.parent_path().filename().string());
+    m.language = p.string("language", "c");
+    if (m.language != "c" && m.language != "cpp" && m.language != "cuda")
+      p.failAt("language", "must be \"c\", \"cpp\" or \"cuda\"");
+    m.sources = p.strings("sources");
+    if (m.sources.empty())
+      p.failAt("sources", "needs at least one file");
+    m.editable = p.has("editable") ? p.strings("editable") : (p.known("editable"), m.sources);
+    for (const auto &e : m.editable)
+      if (e.find("..") != std::string::npos || (!e.empty() && e[0] == '/'))
+        p.failAt("editable", fmt::format("'{}' must be a path inside the project folder", e));
+    p.finish();
+
+    TableReader b = top.table("build");
+    m.buildCommand = b.string("command");
+    if (m.buildCommand.find("{out}") == std::string::npos)
+      b.failAt("command", "must contain {out} (where hone wants the program)");
+    m.flags = b.string("flags", "");
+    m.buildTimeoutS = b.number("timeout_s", 300);
+    if (!(m.buildTimeoutS > 0 && m.buildTimeoutS <= 86400))
+      b.failAt("timeout_s", "must be between 0 and 86400 seconds");
+    b.finish();
+
+    TableReader r = top.table("run");
+    m.runCommand = r.string("command", m.runCommand);
+    if (m.runCommand.find("{exe}") == std::string::npos)
+      r.failAt("command", "must contain {exe} (the program hone built)");
+    if (r.has("seeds")) {
+      m.seeds = r.values<uint64_t>("seeds", true, [&](const toml::node &n) {
+        auto i = n.as_integer();
+        if (!i || i->get() < 0)
+          r.failNode(n, "seeds", "expected a non-negative integer");
+        return static_cast<uint64_t>(i->get());
+      });
+      if (m.seeds.empty())
+        r.failAt("seeds", "needs at least one seed");
+    } else {
+      r.known("seeds");
+    }
+    m.env = envList(r, "env");
+    m.runTimeoutS = r.number("timeout_s", 120);
+    if (!(m.runTimeoutS > 0 && m.runTimeoutS <= 86400))
+      r.failAt("timeout_s", "must be between 0 and 86400 seconds");
+    double mb = r.number("memory_mb", 0);
+    if (!(mb >= 0 && mb < 1e9))
+      r.failAt("memory_mb", "must be a non-negative number of MiB");
+    m.memoryMb = static_cast<size_t>(mb);
+    r.finish();
+
+    if (top.has("output")) {
+      TableReader o = top.table("output");
+      OutputSpec &out = m.output;
+      out.source = o.string("source", "stdout");
+      if (out.source != "stdout" && out.source != "file")
+        o.failAt("source", "must be \"stdout\" or \"file\"");
+      out.file = o.string("file", "");
+      if (out.source == "file" && out.file.empty())
+        o.failHere("source = \"file\" needs 'file' (the path the program writes, relative to its run folder)");
+      out.format = o.string("format", "text");
+      if (out.format != "text" && out.format != "binary")
+        o.failAt("format", "must be \"text\" or \"binary\"");
+      out.dtype = o.string("dtype", "f64");
+      static const std::vector<std::string> dtypes = {"f32", "f64", "i32", "i64", "u8"};
+      if (std::find(dtypes.begin(), dtypes.end(), out.dtype) == dtypes.end())
+        o.failAt("dtype", "must be one of f32, f64, i32, i64, u8");
+      if (o.has("shape"))
+        out.shape = o.values<int64_t>("shape", true, [&](const toml::node &n) {
+          auto i = n.as_integer();
+          if (!i || i->get() <= 0)
+            o.failNode(n, "shape", "expected a positive integer");
+          return i->get();
+        });
+      else
+        o.known("shape");
+      out.tolerance = readTolerance(o);
+      out.rtol = o.number("rtol", 0);
+      out.atol = o.number("atol", 0);
+      if (!(out.rtol >= 0 && out.atol >= 0 && std::isfinite(out.rtol) && std::isfinite(out.atol)))
+        o.failHere("rtol and atol must be finite and non-negative");
+      out.ulps = static_cast<int64_t>(o.number("ulps", 4));
+      out.ignore = o.has("ignore") ? o.strings("ignore") : (o.known("ignore"), std::vector<std::string>{});
+      for (const auto &re : out.ignore)
+        try {
+          std::regex x(re);
+        } catch (const std::regex_error &e) {
+          o.failAt("ignore", fmt::format("'{}' is not a valid regular expression: {}", re, e.what()));
+        }
+      o.finish();
+    } else {
+      top.known("output");
+    }
+
+    if (top.has("timing")) {
+      TableReader t = top.table("timing");
+      TimingSpec &s = m.timing;
+      s.mode = t.string("mode", "process");
+      if (s.mode != "process" && s.mode != "region")
+        t.failAt("mode", "must be \"process\" or \"region\"");
+      s.tag = t.string("tag", s.tag);
+      s.warmup = static_cast<int>(t.number("warmup", 1));
+      s.minRepeats = static_cast<int>(t.number("min_repeats", 3));
+      s.maxRepeats = static_cast<int>(t.number("max_repeats", 15));
+      s.targetCi = t.number("target_ci", 0.02);
+      if (s.warmup < 0 || s.warmup > 100)
+        t.failAt("warmup", "must be between 0 and 100");
+      if (s.minRepeats < 1 || s.maxRepeats < s.minRepeats || s.maxRepeats > 1000)
+        t.failHere("need 1 <= min_repeats <= max_repeats <= 1000");
+      if (!(s.targetCi > 0 && s.targetCi < 1))
+        t.failAt("target_ci", "must be a fraction between 0 and 1 (0.02 is 2%)");
+      t.finish();
+    } else {
+      top.known("timing");
+    }
+
+    for (TableReader &k : top.tables("knob")) {
+      Knob knob;
+      knob.name = k.string("name");
+      static const std::regex ident("^[A-Za-z_][A-Za-z0-9_]*$");
+      if (!std::regex_match(knob.name, ident))
+        k.failAt("name", "must be an identifier (letters, digits, '_')");
+      if (m.knob(knob.name))
+        k.failAt("name", fmt::format("knob '{}' is defined twice", knob.name));
+      std::string kind = k.string("kind", "define");
+      if (kind == "define")
+        knob.kind = KnobKind::Define;
+      else if (kind == "flags")
+        knob.kind = KnobKind::Flags;
+      else if (kind == "env")
+        knob.kind = KnobKind::Env;
+      else
+        k.failAt("kind", "must be \"define\", \"flags\" or \"env\"");
+      knob.values = readValues(k);
+      if (k.has("default")) {
+        std::string d = k.value<std::string>("default", [&](const toml::node &n) { return nodeText(k, n); });
+        auto it = std::find(knob.values.begin(), knob.values.end(), d);
+        if (it == knob.values.end())
+          k.failAt("default", fmt::format("'{}' is not one of the knob's values", d));
+        knob.defaultIndex = static_cast<size_t>(it - knob.values.begin());
+      } else {
+        k.known("default");
+      }
+      if (k.has("role")) {
+        std::string role = k.string("role");
+        auto parsed = parseKnobRole(role);
+        if (!parsed) {
+          auto near = support::closestMatch(role, roleNames());
+          k.failAt("role", fmt::format("unknown role '{}'{}; roles: {}", role,
+                                       near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                                       support::joinOr(roleNames())));
+        }
+        knob.role = *parsed;
+      } else {
+        k.known("role");
+        knob.role = guessRole(knob.name, knob.kind);
+      }
+      knob.doc = k.string("doc", "");
+      k.finish();
+      m.knobs.push_back(std::move(knob));
+    }
+    if (top.has("constraints")) {
+      for (const auto &c : top.strings("constraints"))
+        m.constraints.push_back({c, 0});
+    } else {
+      top.known("constraints");
+    }
+    if (top.has("profile")) {
+      TableReader pr = top.table("profile");
+      for (auto &d : envList(pr, "defines"))
+        m.profileDefines.push_back(d);
+      pr.finish();
+    } else {
+      top.known("profile");
+    }
+    top.finish();
+
+    // Constraints name knobs (or -D values of the reference): check them now.
+    for (auto &c : m.constraints) {
+      auto cmp = splitComparison(c.text);
+      if (!cmp)
+        top.failAt("constraints", fmt::format("'{}' is not a comparison (lhs <= rhs, ==, !=, <, >, >=)", c.text));
+      for (const std::string *side : {&cmp->lhs, &cmp->rhs}) {
+        auto e = model::Expr::parse(*side);
+        if (!e)
+          top.failAt("constraints", fmt::format("'{}': {}", c.text, e.error().message));
+        for (const auto &n : e->names())
+          if (!m.knob(n)) {
+            auto near = support::closestMatch(n, m.knobNames());
+            top.failAt("constraints", fmt::format("'{}' names '{}', which is not a knob{}", c.text, n,
+                                                  near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+          }
+      }
+    }
+    return m;
+  });
+}
+
+support::Expected<Manifest> loadManifest(const std::string &path) {
+  std::error_code ec;
+  std::string file = std::filesystem::is_directory(path, ec) ? (std::filesystem::path(path) / "hone.toml").string() : path;
+  auto text = support::readTomlFile(file);
+  if (!text)
+    return text.error();
+  return parseManifest(file, *text);
+}
+
+KnobValues defaultValues(const Manifest &m) {
+  KnobValues out;
+  for (const auto &k : m.knobs)
+    out[k.name] = k.values[k.defaultIndex];
+  return out;
+}
+
+support::Expected<bool> checkValues(const Manifest &m, const KnobValues &values) {
+  for (const auto &[name, value] : values) {
+    const Knob *k = m.knob(name);
+    if (!k) {
+      auto near = support::closestMatch(name, m.knobNames());
+      return support::Error{fmt::format("'{}' is not a knob of {}{}", name, m.name,
+                                        near ? fmt::format("; did you mean '{}'?", *near) : "")};
+    }
+    if (std::find(k->values.begin(), k->values.end(), value) == k->values.end())
+      return support::Error{fmt::format("knob {} = '{}' is not one of its values ({})", name, value,
+                                        support::joinOr(k->values))};
+  }
+  auto lookup = [&](const std::string &n) -> std::optional<double> {
+    auto it = values.find(n);
+    std::string v = it != values.end() ? it->second : (m.knob(n) ? m.knob(n)->values[m.knob(n)->defaultIndex] : "");
+    if (!isNumber(v))
+      return std::nullopt;
+    return std::strtod(v.c_str(), nullptr);
+  };
+  for (const auto &c : m.constraints) {
+    auto cmp = splitComparison(c.text);
+    auto l = model::Expr::parse(cmp->lhs), r = model::Expr::parse(cmp->rhs);
+    if (!l || !r)
+      return support::Error{fmt::format("constraint '{}' does not parse", c.text)};
+    auto lv = l->eval(lookup), rv = r->eval(lookup);
+    if (!lv || !rv)
+      return support::Error{fmt::format("constraint '{}': {}", c.text, (!lv ? lv.error() : rv.error()).message)};
+    double a = *lv, b = *rv;
+    bool holds = cmp->op == "<=" ? a <= b : cmp->op == "<" ? a < b : cmp->op == ">=" ? a >= b : cmp->op == ">" ? a > b
+                 : cmp->op == "==" ? a == b : a != b;
+    if (!holds)
+      return support::Error{fmt::format("violates the constraint '{}' ({} {} {} is false)", c.text, a, cmp->op, b)};
+  }
+  return true;
+}
+
+} // namespace hone::kernel

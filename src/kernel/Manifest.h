@@ -1,0 +1,110 @@
+// A kernel project as hone sees it: the manifest `hone.toml` beside the
+// sources (format in docs/KERNELS.md). It says how to build and run the
+// program, how to read and compare its outputs, how hone times it, and which
+// knobs (-D parameters, compiler flag sets, environment variables) a variant
+// may set. Loading checks every key (did-you-mean) and value; errors read
+// "hone.toml:line:col: message".
+#pragma once
+
+#include "support/Expected.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hone::kernel {
+
+enum class KnobKind { Define, Flags, Env };
+std::string_view toString(KnobKind kind);
+
+/// What a knob does to the program, which decides the transformations it
+/// realises (docs/KERNELS.md, "Knob roles"); from `role` in the manifest, else
+/// guessed from the knob's name and kind.
+enum class KnobRole { Tile, Unroll, LoopOrder, Threads, Schedule, Binding, Flags, Other };
+std::string_view toString(KnobRole role);
+std::optional<KnobRole> parseKnobRole(std::string_view text);
+
+struct Knob {
+  std::string name;
+  KnobKind kind = KnobKind::Define;
+  KnobRole role = KnobRole::Other;
+  std::vector<std::string> values; // as written into -D, the flags or the environment
+  size_t defaultIndex = 0;         // the reference's value
+  std::string doc;
+  bool numeric() const; // every value is a number
+};
+
+/// `lhs OP rhs` over knob names and numbers, OP one of <= < >= > == !=; both sides
+/// are arithmetic (+ - * / // % ^, min, max, ...).
+struct Constraint {
+  std::string text;
+  int line = 0;
+};
+
+enum class Tolerance { Exact, Abs, Rel, Ulp };
+std::string_view toString(Tolerance t);
+
+struct OutputSpec {
+  std::string source = "stdout"; // "stdout" or "file"
+  std::string file;              // source = "file": path relative to the run folder
+  std::string format = "text";   // file: "text" (numbers) or "binary"
+  std::string dtype = "f64";     // binary: f32 f64 i32 i64 u8
+  std::vector<int64_t> shape;    // binary: optional check of the element count
+  Tolerance tolerance = Tolerance::Rel;
+  double rtol = 0, atol = 0;     // 0 with Rel/Abs: defaults by dtype
+  int64_t ulps = 4;
+  std::vector<std::string> ignore; // regexes: stdout lines that are not results
+};
+
+struct TimingSpec {
+  std::string mode = "process"; // "process" (hone times the whole run) or "region"
+  std::string tag = "HONE_TIME"; // region: the program prints "HONE_TIME <seconds>"
+  int warmup = 1;
+  int minRepeats = 3;
+  int maxRepeats = 15;
+  double targetCi = 0.02; // stop repeating when the 95% CI half-width / median is below this
+};
+
+struct Manifest {
+  std::string path;           // the hone.toml
+  std::string dir;            // its folder (absolute)
+  std::string name;
+  std::string language = "c"; // c, cpp, cuda
+  std::vector<std::string> sources;  // compiled, relative to dir
+  std::vector<std::string> editable; // what a code agent may change (default: sources)
+  // build
+  std::string buildCommand; // {sources} {out} {cflags} {defines} {includes} {dir}
+  std::string flags;        // the reference's compiler flags
+  double buildTimeoutS = 300;
+  // run
+  std::string runCommand = "{exe} {seed}"; // {exe} {seed} {dir} {rundir}
+  std::vector<std::string> env;            // NAME=VALUE, for every run
+  std::vector<uint64_t> seeds = {1, 2, 3}; // validation inputs (a run adds fresh ones)
+  double runTimeoutS = 120;
+  size_t memoryMb = 0;
+  OutputSpec output;
+  TimingSpec timing;
+  std::vector<Knob> knobs;
+  std::vector<Constraint> constraints;
+  std::vector<std::string> profileDefines; // NAME=VALUE added when profiling (smaller sizes)
+
+  const Knob *knob(const std::string &name) const;
+  std::vector<std::string> knobNames() const;
+};
+
+/// Reads `dir/hone.toml` (or the file itself when `path` names one).
+support::Expected<Manifest> loadManifest(const std::string &path);
+/// Parses manifest text; `path` names it in errors and gives the project folder.
+support::Expected<Manifest> parseManifest(const std::string &path, const std::string &text);
+
+/// A variant: one value per knob (by name). Missing knobs take their defaults.
+using KnobValues = std::map<std::string, std::string>;
+
+/// The reference's values.
+KnobValues defaultValues(const Manifest &m);
+/// Checks that every name is a knob and every value one of its values, and the constraints;
+/// the error says which and why.
+support::Expected<bool> checkValues(const Manifest &m, const KnobValues &values);
+
+} // namespace hone::kernel

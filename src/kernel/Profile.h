@@ -1,0 +1,103 @@
+// Profiles of a kernel project in one schema, whatever tool produced them,
+// and the parsers that read each tool's report:
+//   cachegrind  cachegrind.out.<pid>: per file/function/line Ir, I1mr, ILmr, Dr, D1mr, DLmr, Dw, D1mw, DLmw
+//   remarks     gcc -fopt-info-vec-all and clang -Rpass*=loop-vectorize: loops vectorized or not, and why
+//   perf stat   `perf stat -x,` CSV: counters, "<not supported>" noted as such
+//   llvm-mca    the hot loop's block throughput, IPC, and with -bottleneck-analysis the limiting cause
+//   ptxas       nvcc -Xptxas -v: registers, shared memory and spills per kernel
+//   ncu         Nsight Compute CSV (--page details or --page raw), read from a file taken on a GPU machine
+// Every parser returns a value or a located error; none throws or crashes on any input.
+#pragma once
+
+#include "support/Expected.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hone::kernel {
+
+/// Event counts of one place in the program (a function, or one source line of it).
+struct CostLine {
+  std::string file, function;
+  int line = 0; // 0: the whole function
+  std::map<std::string, double> events; // Ir, Dr, D1mr, ...
+};
+
+struct CachegrindData {
+  std::vector<std::string> events;  // in the file's order
+  std::map<std::string, double> totals;
+  std::vector<CostLine> functions; // per file:function, summed over lines
+  std::vector<CostLine> lines;     // per file:function:line
+};
+support::Expected<CachegrindData> parseCachegrind(const std::string &text);
+
+struct Remark {
+  std::string file;
+  int line = 0, column = 0;
+  std::string kind;    // "optimized", "missed", "analysis", "note"
+  std::string message; // the compiler's words
+  std::string pass;    // clang: loop-vectorize ...; gcc: empty
+};
+/// gcc's -fopt-info lines ("file:line:col: optimized|missed|note: text").
+support::Expected<std::vector<Remark>> parseGccRemarks(const std::string &text);
+/// clang's remarks ("file:line:col: remark: text [-Rpass...=pass]").
+support::Expected<std::vector<Remark>> parseClangRemarks(const std::string &text);
+
+struct PerfStat {
+  std::map<std::string, double> counters; // event -> value
+  std::map<std::string, std::string> units;
+  std::vector<std::string> unsupported;   // "<not supported>" or "<not counted>"
+  double cpusUtilized = 0;                // from task-clock's comment, when present
+};
+support::Expected<PerfStat> parsePerfStat(const std::string &text);
+
+struct McaReport {
+  double iterations = 0, instructions = 0, totalCycles = 0, ipc = 0, blockRThroughput = 0;
+  double cyclesPerIteration() const { return iterations > 0 ? totalCycles / iterations : 0; }
+  // -bottleneck-analysis: percentages of cycles with backend pressure by cause
+  double pressure = 0, resourcePressure = 0, dataDependencies = 0, registerDependencies = 0, memoryDependencies = 0;
+  std::vector<std::string> criticalSequence;
+};
+support::Expected<McaReport> parseLlvmMca(const std::string &text);
+
+/// The innermost loop of an assembly listing (a label and the backward jump to it) holding
+/// code of `file`:`line` (any loop when line is 0), as text llvm-mca takes; empty when none.
+std::string extractHotLoop(const std::string &assembly, const std::string &file, int line);
+
+struct PtxasKernel {
+  std::string name, arch;
+  int registers = 0, barriers = 0;
+  int64_t sharedBytes = 0, stackBytes = 0, spillStores = 0, spillLoads = 0, constantBytes = 0;
+};
+support::Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text);
+
+struct NcuKernel {
+  std::string id, name, blockSize, gridSize;
+  std::map<std::string, double> metrics;     // metric name -> value (numbers only)
+  std::map<std::string, std::string> units;
+};
+/// Either page of `ncu --csv`: details (one row per kernel and metric) or raw (one row per kernel,
+/// a units row after the header). `==PROF==` lines, quoted numbers with thousands separators and
+/// "n/a" are read as ncu writes them.
+support::Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text);
+
+/// What the profilers found, in one schema (docs/KERNELS.md, "Profile").
+struct KernelProfile {
+  std::vector<std::string> tools;       // that ran
+  std::vector<std::string> skipped;     // "perf: hardware counters not supported", ...
+  std::optional<CachegrindData> cachegrind;
+  std::vector<Remark> remarks;          // loop remarks of the project's own files
+  std::optional<PerfStat> perf;
+  std::optional<McaReport> mca;
+  std::string mcaLoop;                  // where the analysed loop is ("file:line")
+  std::vector<PtxasKernel> ptxas;
+  std::vector<NcuKernel> ncu;
+  int cores = 1;                        // of the machine the run used
+};
+nlohmann::json toJson(const KernelProfile &p);
+
+} // namespace hone::kernel

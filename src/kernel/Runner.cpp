@@ -1,0 +1,459 @@
+#include "kernel/Runner.h"
+
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+
+// ---- variants ----------------------------------------------------------------------
+
+std::string renderVariant(const Variant &v) {
+  toml::table knobs;
+  for (const auto &[k, value] : v.knobs)
+    knobs.insert(k, value);
+  toml::table top;
+  top.insert("knobs", std::move(knobs));
+  if (!v.files.empty()) {
+    toml::table files;
+    for (const auto &[f, text] : v.files)
+      files.insert(f, text);
+    top.insert("files", std::move(files));
+  }
+  std::ostringstream out;
+  out << top << "\n";
+  return out.str();
+}
+
+Variant referenceVariant(const Manifest &m) {
+  return {defaultValues(m), {}};
+}
+
+support::Expected<Variant> parseVariant(const Manifest &m, const std::string &text) {
+  toml::table top;
+  try {
+    top = toml::parse(std::string_view(text), std::string_view("variant"));
+  } catch (const toml::parse_error &e) {
+    return support::Error{fmt::format("the variant is not valid TOML: {}", e.description()),
+                          static_cast<int>(e.source().begin.line), static_cast<int>(e.source().begin.column)};
+  }
+  Variant v;
+  v.knobs = defaultValues(m);
+  for (auto &&[key, node] : top) {
+    std::string section(key.str());
+    const toml::table *t = node.as_table();
+    if (!t || (section != "knobs" && section != "files"))
+      return support::Error{fmt::format("unknown section '{}' (a variant has [knobs] and [files])", section),
+                            static_cast<int>(key.source().begin.line), 0};
+    for (auto &&[k, value] : *t) {
+      std::string name(k.str());
+      std::string text;
+      if (auto s = value.as_string())
+        text = s->get();
+      else if (auto i = value.as_integer())
+        text = std::to_string(i->get());
+      else if (auto f = value.as_floating_point())
+        text = fmt::format("{}", f->get());
+      else
+        return support::Error{fmt::format("{}.{}: expected a string or a number", section, name),
+                              static_cast<int>(k.source().begin.line), 0};
+      if (section == "knobs") {
+        v.knobs[name] = text;
+      } else {
+        if (std::find(m.editable.begin(), m.editable.end(), name) == m.editable.end())
+          return support::Error{fmt::format("the variant changes '{}', which the manifest does not let a variant "
+                                            "change (editable: {})",
+                                            name, fmt::join(m.editable, ", "))};
+        v.files[name] = text;
+      }
+    }
+  }
+  if (auto ok = checkValues(m, v.knobs); !ok)
+    return ok.error();
+  return v;
+}
+
+Expansion expand(const Manifest &m, const Variant &v) {
+  Expansion e;
+  for (const auto &k : m.knobs) {
+    auto it = v.knobs.find(k.name);
+    const std::string &value = it != v.knobs.end() ? it->second : k.values[k.defaultIndex];
+    switch (k.kind) {
+    case KnobKind::Define: e.defines.push_back(fmt::format("-D{}={}", k.name, value)); break;
+    case KnobKind::Env: e.env.push_back(k.name + "=" + value); break;
+    case KnobKind::Flags: {
+      std::istringstream words(value);
+      for (std::string w; words >> w;)
+        e.flags.push_back(w);
+      break;
+    }
+    }
+  }
+  return e;
+}
+
+// ---- commands ----------------------------------------------------------------------
+
+namespace {
+
+std::string shellQuote(const std::string &s) {
+  if (!s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+        return std::isalnum(c) || std::strchr("-_./=+,:@%", c);
+      }))
+    return s;
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string quoteAll(const std::vector<std::string> &items) {
+  std::string out;
+  for (const auto &i : items)
+    out += (out.empty() ? "" : " ") + shellQuote(i);
+  return out;
+}
+
+/// Replaces {name} in one pass (substituted text is never rescanned).
+std::string substitute(const std::string &tmpl, const std::map<std::string, std::string> &values) {
+  std::string out;
+  for (size_t i = 0; i < tmpl.size();) {
+    if (tmpl[i] == '{') {
+      size_t close = tmpl.find('}', i);
+      if (close != std::string::npos) {
+        auto it = values.find(tmpl.substr(i + 1, close - i - 1));
+        if (it != values.end()) {
+          out += it->second;
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += tmpl[i++];
+  }
+  return out;
+}
+
+support::SubprocessResult shell(const std::string &command, const std::string &cwd, double timeoutS, size_t memoryMb,
+                                const std::vector<std::string> &env, const std::vector<std::string> &prefix = {}) {
+  support::SubprocessOptions o;
+  o.argv = {"env"};
+  for (const auto &e : env)
+    o.argv.push_back(e);
+  for (const auto &p : prefix)
+    o.argv.push_back(p);
+  o.argv.insert(o.argv.end(), {"sh", "-c", command});
+  o.workdir = cwd;
+  o.timeoutS = timeoutS;
+  o.memoryLimitBytes = memoryMb * 1024 * 1024;
+  o.outputLimitBytes = 8 << 20;
+  return support::runSubprocess(o);
+}
+
+} // namespace
+
+std::string buildCommand(const Manifest &m, const Variant &v, const std::string &dir,
+                         const std::vector<std::string> &extraFlags, const std::vector<std::string> &extraDefines,
+                         const std::string &out) {
+  std::vector<std::string> sources;
+  for (const auto &s : m.sources)
+    sources.push_back(v.files.count(s) ? (fs::path(dir) / s).string() : (fs::path(m.dir) / s).string());
+  Expansion e = expand(m, v);
+  std::vector<std::string> cflags;
+  std::istringstream base(m.flags);
+  for (std::string w; base >> w;)
+    cflags.push_back(w);
+  cflags.insert(cflags.end(), e.flags.begin(), e.flags.end());
+  cflags.insert(cflags.end(), extraFlags.begin(), extraFlags.end());
+  std::vector<std::string> defines = e.defines;
+  for (const auto &d : extraDefines)
+    defines.push_back("-D" + d);
+  std::vector<std::string> includes;
+  if (!v.files.empty()) // edited files live in `dir`; the project's own headers stay reachable
+    includes = {"-I", dir, "-iquote", m.dir};
+  return substitute(m.buildCommand, {{"sources", quoteAll(sources)},
+                                     {"out", shellQuote((fs::path(dir) / out).string())},
+                                     {"cflags", quoteAll(cflags)},
+                                     {"defines", quoteAll(defines)},
+                                     {"includes", quoteAll(includes)},
+                                     {"dir", shellQuote(m.dir)}});
+}
+
+BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, const std::vector<std::string> &extraFlags,
+                  const std::vector<std::string> &extraDefines, const std::string &out) {
+  BuildResult r;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    r.error = fmt::format("cannot create {}: {}", dir, ec.message());
+    return r;
+  }
+  for (const auto &[name, text] : v.files) {
+    fs::path target = fs::path(dir) / name;
+    fs::create_directories(target.parent_path(), ec);
+    std::string why;
+    if (!support::writeFileAtomically(target.string(), text, &why)) {
+      r.error = fmt::format("cannot write {}: {}", target.string(), why);
+      return r;
+    }
+  }
+  r.exe = (fs::path(dir) / out).string();
+  r.command = buildCommand(m, v, dir, extraFlags, extraDefines, out);
+  fs::remove(r.exe, ec);
+  auto p = shell(r.command, m.dir, m.buildTimeoutS, 0, {});
+  r.seconds = p.seconds;
+  r.log = p.output;
+  if (!p.ok())
+    r.error = p.describe();
+  else if (!fs::exists(r.exe, ec))
+    r.error = fmt::format("the build command succeeded but wrote nothing at {{out}} ({})", r.exe);
+  r.ok = r.error.empty();
+  return r;
+}
+
+// ---- outputs -----------------------------------------------------------------------
+
+std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag) {
+  std::vector<std::regex> ignore;
+  for (const auto &re : spec.ignore)
+    ignore.emplace_back(re);
+  std::vector<double> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!timingTag.empty() && line.rfind(timingTag, 0) == 0)
+      continue;
+    if (line.rfind("==PROF==", 0) == 0)
+      continue;
+    if (line.size() > 4096) // a number in such a line is not a result worth reading by regex
+      line.resize(4096);
+    if (std::any_of(ignore.begin(), ignore.end(), [&](const std::regex &re) { return std::regex_search(line, re); }))
+      continue;
+    for (size_t i = 0; i < line.size();) {
+      while (i < line.size() && (std::isspace(static_cast<unsigned char>(line[i])) || line[i] == ',' || line[i] == ';'))
+        ++i;
+      size_t start = i;
+      while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i])) && line[i] != ',' && line[i] != ';')
+        ++i;
+      if (i == start)
+        continue;
+      std::string word = line.substr(start, i - start);
+      char *end = nullptr;
+      double value = std::strtod(word.c_str(), &end);
+      if (end == word.c_str() + word.size() && std::isfinite(value))
+        out.push_back(value);
+      else if (end == word.c_str() + word.size()) // nan, inf: a result, and a wrong one unless the reference agrees
+        out.push_back(value);
+    }
+  }
+  return out;
+}
+
+support::Expected<std::vector<double>> readBinary(const OutputSpec &spec, const std::string &bytes) {
+  size_t width = spec.dtype == "f32" || spec.dtype == "i32" ? 4 : spec.dtype == "u8" ? 1 : 8;
+  if (bytes.size() % width != 0)
+    return support::Error{fmt::format("{} bytes is not a whole number of {} elements", bytes.size(), spec.dtype)};
+  size_t n = bytes.size() / width;
+  if (!spec.shape.empty()) {
+    int64_t want = 1;
+    for (int64_t d : spec.shape)
+      want *= d;
+    if (static_cast<size_t>(want) != n)
+      return support::Error{fmt::format("the file holds {} {} elements; the shape says {}", n, spec.dtype, want)};
+  }
+  std::vector<double> out(n);
+  const char *p = bytes.data();
+  for (size_t i = 0; i < n; ++i, p += width) {
+    if (spec.dtype == "f32") {
+      float f;
+      std::memcpy(&f, p, 4);
+      out[i] = f;
+    } else if (spec.dtype == "f64") {
+      std::memcpy(&out[i], p, 8);
+    } else if (spec.dtype == "i32") {
+      int32_t x;
+      std::memcpy(&x, p, 4);
+      out[i] = x;
+    } else if (spec.dtype == "i64") {
+      int64_t x;
+      std::memcpy(&x, p, 8);
+      out[i] = static_cast<double>(x);
+    } else {
+      out[i] = static_cast<unsigned char>(*p);
+    }
+  }
+  return out;
+}
+
+std::pair<double, double> tolerances(const OutputSpec &spec) {
+  double rtol = spec.rtol, atol = spec.atol;
+  bool integer = spec.source == "file" && spec.format == "binary" && spec.dtype != "f32" && spec.dtype != "f64";
+  if (spec.tolerance == Tolerance::Rel && rtol == 0 && !integer)
+    rtol = spec.dtype == "f32" ? 1e-4 : 1e-8;
+  if ((spec.tolerance == Tolerance::Rel || spec.tolerance == Tolerance::Abs) && atol == 0 && !integer)
+    atol = spec.dtype == "f32" ? 1e-5 : 1e-10;
+  return {rtol, atol};
+}
+
+namespace {
+int64_t ulpDistance(double a, double b) {
+  if (a == b)
+    return 0;
+  int64_t x, y;
+  std::memcpy(&x, &a, 8);
+  std::memcpy(&y, &b, 8);
+  if (x < 0)
+    x = INT64_MIN - x;
+  if (y < 0)
+    y = INT64_MIN - y;
+  return x > y ? x - y : y - x;
+}
+} // namespace
+
+std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector<double> &expected,
+                                       const std::vector<double> &actual) {
+  if (expected.size() != actual.size()) {
+    Mismatch m;
+    m.index = std::min(expected.size(), actual.size());
+    m.message = fmt::format("{} outputs where the reference has {}", actual.size(), expected.size());
+    return m;
+  }
+  auto [rtol, atol] = tolerances(spec);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double e = expected[i], a = actual[i];
+    bool same;
+    double allowed = 0;
+    if (std::isnan(e) || std::isnan(a)) {
+      same = std::isnan(e) && std::isnan(a);
+    } else {
+      switch (spec.tolerance) {
+      case Tolerance::Exact: same = e == a; break;
+      case Tolerance::Abs: allowed = atol; same = std::fabs(a - e) <= allowed; break;
+      case Tolerance::Rel: allowed = atol + rtol * std::fabs(e); same = std::fabs(a - e) <= allowed; break;
+      case Tolerance::Ulp: same = ulpDistance(e, a) <= spec.ulps; allowed = static_cast<double>(spec.ulps); break;
+      }
+    }
+    if (!same) {
+      Mismatch m{i, e, a, allowed, {}};
+      m.message = spec.tolerance == Tolerance::Ulp
+                      ? fmt::format("output {} is {:.17g}, the reference's {:.17g} ({} ulps apart, {} allowed)", i, a, e,
+                                    ulpDistance(e, a), spec.ulps)
+                      : fmt::format("output {} is {:.17g}, the reference's {:.17g} (difference {:.3g}, {} {:.3g})", i, a,
+                                    e, std::fabs(a - e), spec.tolerance == Tolerance::Exact ? "exact match required;"
+                                                                                            : "allowed",
+                                    allowed);
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- running -----------------------------------------------------------------------
+
+RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
+                  const std::vector<std::string> &prefix) {
+  RunResult r;
+  std::error_code ec;
+  fs::create_directories(rundir, ec);
+  fs::path outFile;
+  if (m.output.source == "file") {
+    outFile = fs::path(rundir) / m.output.file;
+    fs::remove(outFile, ec); // a stale output from an earlier run must never pass for this one's
+  }
+  std::string command = substitute(m.runCommand, {{"exe", shellQuote(exe)},
+                                                  {"seed", std::to_string(seed)},
+                                                  {"dir", shellQuote(m.dir)},
+                                                  {"rundir", shellQuote(rundir)}});
+  std::vector<std::string> env = m.env;
+  Expansion e = expand(m, v);
+  env.insert(env.end(), e.env.begin(), e.env.end());
+  r.process = shell(command, rundir, m.runTimeoutS, m.memoryMb, env, prefix);
+  if (!r.process.ok()) {
+    r.error = r.process.describe();
+    return r;
+  }
+  if (m.timing.mode == "region") {
+    std::istringstream lines(r.process.output);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(m.timing.tag, 0) == 0) {
+        char *end = nullptr;
+        std::string rest = line.substr(m.timing.tag.size());
+        double s = std::strtod(rest.c_str(), &end);
+        if (end != rest.c_str() && std::isfinite(s) && s >= 0)
+          r.regionS = s;
+      }
+    if (r.regionS < 0) {
+      r.error = fmt::format("no timing line '{} <seconds>' in the output (timing mode \"region\")", m.timing.tag);
+      return r;
+    }
+  }
+  if (m.output.source == "stdout") {
+    r.values = numbersOf(m.output, r.process.output, m.timing.mode == "region" ? m.timing.tag : "");
+  } else {
+    auto bytes = support::readFile(outFile.string());
+    if (!bytes) {
+      r.error = fmt::format("the program wrote no {} ({})", m.output.file, bytes.error().message);
+      return r;
+    }
+    if (m.output.format == "binary") {
+      auto values = readBinary(m.output, *bytes);
+      if (!values) {
+        r.error = fmt::format("{}: {}", m.output.file, values.error().message);
+        return r;
+      }
+      r.values = std::move(*values);
+    } else {
+      r.values = numbersOf(m.output, *bytes, "");
+    }
+  }
+  if (r.values.empty())
+    r.error = "the program printed no numbers (no outputs to validate)";
+  return r;
+}
+
+// ---- statistics --------------------------------------------------------------------
+
+namespace {
+/// Student's t, two-sided 95%, by degrees of freedom (1-30; then the normal's 1.96).
+double t95(size_t dof) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof == 0)
+    return INFINITY;
+  return dof <= 30 ? table[dof - 1] : 1.96;
+}
+} // namespace
+
+Timing summarize(std::vector<double> samples, double targetCi) {
+  Timing t;
+  t.samples = samples;
+  size_t n = samples.size();
+  if (n == 0)
+    return t;
+  std::sort(samples.begin(), samples.end());
+  t.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  double sum = 0;
+  for (double s : samples)
+    sum += s;
+  t.mean = sum / static_cast<double>(n);
+  double ss = 0;
+  for (double s : samples)
+    ss += (s - t.mean) * (s - t.mean);
+  t.stddev = n > 1 ? std::sqrt(ss / static_cast<double>(n - 1)) : 0;
+  t.ci95 = n > 1 ? t95(n - 1) * t.stddev / std::sqrt(static_cast<double>(n)) : INFINITY;
+  t.converged = t.median > 0 && t.ci95 / t.median <= targetCi;
+  return t;
+}
+
+} // namespace hone::kernel

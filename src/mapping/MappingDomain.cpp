@@ -1,0 +1,244 @@
+#include "mapping/MappingDomain.h"
+
+#include "mapping/Agents.h"
+#include "mapping/LlmAgent.h"
+#include "mapping/Space.h"
+#include "model/Catalog.h"
+#include "support/FileUtil.h"
+#include "tune/SearchAgents.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace hone::mapping {
+
+using nlohmann::json;
+
+json MappingOptions::toJson() const {
+  json j{{"app", app}, {"machine", machine}, {"noise", noise}, {"evaluator", evaluator}};
+  if (size)
+    j["size"] = *size;
+  if (evaluator == "command")
+    j["command"] = {{"build", command.build},       {"run", command.run},
+                    {"metric", command.metric},     {"higher_is_better", command.higherIsBetter},
+                    {"timeout_s", command.timeoutS}, {"memory_limit_bytes", command.memoryLimitBytes},
+                    {"workdir", command.workdir}};
+  return j;
+}
+
+support::Expected<MappingOptions> MappingOptions::fromJson(const json &j) {
+  try {
+    MappingOptions d, o;
+    tune::JsonReader r(j, "the run's mapping options");
+    o.app = r.get<std::string>("app");
+    o.machine = r.get<std::string>("machine", d.machine);
+    o.size = r.optional<double>("size");
+    o.noise = r.get<double>("noise", d.noise);
+    o.evaluator = r.get<std::string>("evaluator", d.evaluator);
+    if (const json &k = r.raw("command"); !k.is_null()) {
+      tune::JsonReader c(k, "the run's mapping options: command");
+      o.command.build = c.get<std::string>("build", "");
+      o.command.run = c.get<std::string>("run", "");
+      o.command.metric = c.get<std::string>("metric", "");
+      o.command.higherIsBetter = c.get<bool>("higher_is_better", false);
+      o.command.timeoutS = c.get<double>("timeout_s", d.command.timeoutS);
+      o.command.memoryLimitBytes = c.get<size_t>("memory_limit_bytes", 0);
+      o.command.workdir = c.get<std::string>("workdir", "");
+      c.finish();
+    }
+    r.finish();
+    return o;
+  } catch (const std::exception &e) {
+    return support::Error{e.what()};
+  }
+}
+
+support::Expected<LoadedModels> loadModels(const std::string &appName, const std::string &machineName,
+                                           std::optional<double> size) {
+  auto machinePath = model::findModel("machines", machineName);
+  if (!machinePath)
+    return support::Error{"--machine: " + machinePath.error().message};
+  auto appPath = model::findModel("apps", appName);
+  if (!appPath)
+    return support::Error{"--app: " + appPath.error().message};
+  LoadedModels out;
+  auto machine = model::loadMachine(*machinePath);
+  if (!machine)
+    return machine.error();
+  out.machine = std::make_unique<model::MachineModel>(std::move(*machine));
+  auto app = model::loadApp(*appPath);
+  if (!app)
+    return app.error();
+  out.app = std::make_unique<model::AppModel>(std::move(*app));
+  auto program = model::instantiate(*out.app, *out.machine, size);
+  if (!program)
+    return program.error();
+  out.program = std::make_unique<model::Program>(std::move(*program));
+  return out;
+}
+
+namespace {
+
+/// The K-shot examples: the shipped mappers of the other applications, by name.
+std::vector<ExampleMapper> examplesFor(const std::string &app) {
+  std::vector<ExampleMapper> out;
+  for (const auto &path : exampleMappers()) {
+    std::string name = std::filesystem::path(path).stem().string();
+    if (name == app)
+      continue;
+    if (auto text = support::readFile(path))
+      out.push_back({fmt::format("the expert mapper of {}", name), *text}); // no path: prompts are the same anywhere
+  }
+  return out;
+}
+
+class MappingProblem final : public tune::Problem {
+public:
+  MappingProblem(MappingOptions options, LoadedModels models)
+      : options_(std::move(options)), models_(std::move(models)),
+        space_(Space::build(*models_.app, *models_.machine)),
+        modelEval_(*models_.machine, *models_.app, *models_.program, options_.noise) {
+    expertPath_ = findExpertMapper(models_.app->name);
+    if (expertPath_)
+      if (auto text = support::readFile(*expertPath_))
+        expertText_ = *text;
+  }
+  support::Expected<bool> makeCommandEvaluator() {
+    if (options_.evaluator == "command") {
+      auto made = CommandEvaluator::make(options_.command);
+      if (!made)
+        return made.error();
+      commandEval_.emplace(std::move(*made));
+    } else if (options_.evaluator != "model") {
+      return support::Error{fmt::format("--evaluator: '{}' is not one of model, command", options_.evaluator)};
+    }
+    return true;
+  }
+
+  std::string subject() const override { return options_.app; }
+  std::string machine() const override { return options_.machine; }
+  engine::EvalResult evaluate(const engine::Candidate &c) override {
+    return commandEval_ ? commandEval_->evaluate(c) : modelEval_.evaluate(c);
+  }
+  std::pair<std::string, std::string> reference() const override {
+    // The expert mapper scores 1.0; without one, the start does.
+    if (!expertText_.empty())
+      return {expertText_, "the expert mapper " + *expertPath_};
+    return {start_, "the starting mapper"};
+  }
+  double baselineOf(const engine::EvalResult &r) const override {
+    auto it = r.metrics.find(commandEval_ ? "metric" : "throughput");
+    return it == r.metrics.end() ? 0 : it->second;
+  }
+  std::string baselineMetricName() const override { return commandEval_ ? "metric" : "throughput"; }
+  void setBaseline(double b) override {
+    modelEval_.setBaseline(b);
+    if (commandEval_)
+      commandEval_->setBaseline(b);
+  }
+  std::pair<std::string, std::string> defaultStart() const override {
+    if (!expertText_.empty())
+      return {expertText_, fmt::format("the expert mapper {}", *expertPath_)};
+    return {space_.render(space_.defaults()), "the decision space's defaults (no expert mapper for this app)"};
+  }
+  support::Expected<bool> checkStart(const std::string &text, const std::string &label) const override {
+    auto bad = rejectIfInvalid(text, models_.app.get());
+    if (!bad)
+      return true;
+    std::string diags = bad->rawOutput;
+    for (size_t at = diags.find("candidate.map"); at != std::string::npos;
+         at = diags.find("candidate.map", at + label.size()))
+      diags.replace(at, 13, label);
+    return support::Error{diags};
+  }
+  const tune::CategoricalSpace *space() const override { return &space_; }
+  support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
+                                           const std::string &header) const override {
+    std::string why;
+    if (!support::writeFileAtomically(path, "# " + header + "\n" + best.candidate.artifact, &why))
+      return support::Error{why};
+    return path;
+  }
+  std::string defaultBestPath(int64_t runId) const override {
+    return fmt::format("hone-best-{}-run{}.map", options_.app, runId);
+  }
+
+  const Space &decisionSpace() const { return space_; }
+  const LoadedModels &models() const { return models_; }
+  void setStart(const std::string &start) { start_ = start; }
+
+private:
+  MappingOptions options_;
+  LoadedModels models_;
+  Space space_;
+  ModelEvaluator modelEval_;
+  std::optional<CommandEvaluator> commandEval_;
+  std::optional<std::string> expertPath_;
+  std::string expertText_;
+  std::string start_;
+};
+
+class MappingDomain final : public tune::Domain {
+public:
+  std::string name() const override { return "mapping"; }
+  support::Expected<std::unique_ptr<tune::Problem>> open(tune::TuneConfig &config) const override {
+    auto options = MappingOptions::fromJson(config.options);
+    if (!options)
+      return options.error();
+    auto models = loadModels(options->app, options->machine, options->size);
+    if (!models)
+      return models.error();
+    auto problem = std::make_unique<MappingProblem>(std::move(*options), std::move(*models));
+    if (auto ok = problem->makeCommandEvaluator(); !ok)
+      return ok.error();
+    problem->setStart(config.start.empty() ? problem->defaultStart().first : config.start);
+    return std::unique_ptr<tune::Problem>(std::move(problem));
+  }
+};
+
+MappingProblem &mappingProblem(tune::Problem &p) { return static_cast<MappingProblem &>(p); }
+
+} // namespace
+
+void registerMappingDomain(tune::Registry &registry) {
+  registry.addDomain(std::make_unique<MappingDomain>());
+  registry.addAgent({"guided",
+                     "edits that each answer the profile's evidence, from the expert mapper (default)",
+                     {"mapping"},
+                     [](tune::Problem &p, const tune::AgentContext &c)
+                         -> support::Expected<std::unique_ptr<engine::Strategy>> {
+                       MappingProblem &m = mappingProblem(p);
+                       return makeGuidedAgent(m.decisionSpace(), *m.models().app, c.start, c.startLabel,
+                                              c.config.seed);
+                     }});
+  tune::registerSearchAgents(registry);
+  registry.addAgent({"llm",
+                     "a language model proposes mappers from AutoGuide's feedback (docs/LLM.md)",
+                     {"mapping"},
+                     [](tune::Problem &p, const tune::AgentContext &c)
+                         -> support::Expected<std::unique_ptr<engine::Strategy>> {
+                       MappingProblem &m = mappingProblem(p);
+                       const tune::LlmConfig &l = c.config.llm;
+                       auto k = parseOptimizer(l.optimizer);
+                       if (!k)
+                         return support::Error{"--optimizer: " + k.error().message};
+                       if (!c.client)
+                         return support::Error{"the llm agent has no client (internal error)"};
+                       LlmAgentOptions o;
+                       o.optimizer = l.optimizer;
+                       o.repairs = l.repairs;
+                       o.history = l.history;
+                       o.temperature = l.temperature;
+                       o.maxTokens = l.maxTokens;
+                       o.promptDirs = l.promptDirs;
+                       o.seed = static_cast<int64_t>(c.config.seed);
+                       o.program = m.models().program.get();
+                       if (*k > 0)
+                         o.examples = examplesFor(m.models().app->name);
+                       return std::unique_ptr<engine::Strategy>(std::make_unique<LlmAgent>(
+                           *m.models().app, *m.models().machine, c.start, c.startLabel, *c.client, std::move(o)));
+                     }});
+}
+
+} // namespace hone::mapping

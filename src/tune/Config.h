@@ -1,0 +1,91 @@
+// A tuning run's configuration: what every domain shares (agent, budget,
+// seed, feedback, stop conditions, the LLM's settings) plus the domain's own
+// options as a JSON object its Domain reads. Stored with the run (versioned,
+// strict keys: a misspelt key in a stored run is an error, not a silent
+// default) so that `hone resume` continues exactly.
+#pragma once
+
+#include "llm/Config.h"
+#include "support/Expected.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hone::tune {
+
+/// The LLM agent's settings (never the API key: that comes from the environment or a config file).
+struct LlmConfig {
+  llm::Settings client; // endpoint, model, cache (default: the store), replay, budgets, prices
+  std::string optimizer = "trace";
+  int repairs = 2;
+  size_t history = 5;
+  double temperature = 0.7;
+  int maxTokens = 0; // per reply; 0: the server's default
+  std::vector<std::string> promptDirs;
+};
+
+/// The configuration format written by this version (1: mapping-only, domain keys at the top level).
+inline constexpr int kConfigVersion = 2;
+
+struct TuneConfig {
+  std::string domain = "mapping";
+  nlohmann::json options = nlohmann::json::object(); // the domain's own (Domain::open reads them)
+  std::string agent = "guided";
+  size_t iterations = 10;
+  uint64_t seed = 1;
+  std::string start;      // the starting artifact's text; empty: the domain's default
+  std::string startLabel; // where it came from
+  size_t jobs = 1;
+  std::string feedback = "exec+explain+suggest";
+  std::vector<std::string> rules; // extra rule files
+  double wallTimeS = 0;           // 0: none
+  size_t patience = 0;            // stop after this many evaluations without improvement; 0: never
+  std::optional<double> target;
+  LlmConfig llm; // for --agent llm
+  // Decided when the run starts, kept for resuming:
+  double baseline = 0;       // the metric that scores 1.0; 0: raw scores
+  std::string baselineLabel; // what scores are relative to
+
+  nlohmann::json toJson() const;
+  /// Reads a stored configuration, this version's or version 1's; unknown keys are errors.
+  static support::Expected<TuneConfig> fromJson(const nlohmann::json &j);
+};
+
+/// Reads the keys of `j` with `read`, then fails naming the first key it never read
+/// (with a did-you-mean among those it did): the strict reading of stored JSON.
+class JsonReader {
+public:
+  JsonReader(const nlohmann::json &j, std::string what) : j_(j), what_(std::move(what)) {}
+  template <typename T> T get(const char *key) {
+    seen_.push_back(key);
+    if (!j_.contains(key))
+      throw std::runtime_error(what_ + ": missing '" + key + "'");
+    return j_.at(key).get<T>();
+  }
+  template <typename T> T get(const char *key, T fallback) {
+    seen_.push_back(key);
+    return j_.contains(key) && !j_.at(key).is_null() ? j_.at(key).get<T>() : fallback;
+  }
+  template <typename T> std::optional<T> optional(const char *key) {
+    seen_.push_back(key);
+    return j_.contains(key) && !j_.at(key).is_null() ? std::optional<T>(j_.at(key).get<T>()) : std::nullopt;
+  }
+  const nlohmann::json &raw(const char *key) {
+    seen_.push_back(key);
+    static const nlohmann::json null;
+    return j_.contains(key) ? j_.at(key) : null;
+  }
+  /// Throws std::runtime_error naming an unknown key.
+  void finish() const;
+
+private:
+  const nlohmann::json &j_;
+  std::string what_;
+  std::vector<std::string> seen_;
+};
+
+} // namespace hone::tune

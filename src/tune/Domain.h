@@ -1,0 +1,113 @@
+// The seam between hone's tuning run and what is being tuned. A Domain
+// (mapping, kernel) turns a run's configuration into a Problem: how to
+// evaluate a candidate, what scores 1.0, where to start, the agents it
+// offers, and how to hand the best artifact to the user. The session
+// (tune/Session.h) runs any Problem the same way; `tune` never names a
+// domain: domains register themselves (the CLI's wiring calls their
+// registration functions, src/cli/Domains.cpp).
+#pragma once
+
+#include "engine/Engine.h"
+#include "support/Expected.h"
+#include "tune/Config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hone::llm {
+class Client;
+}
+
+namespace hone::tune {
+
+/// A decision space of categorical parameters: how the built-in search agents
+/// (random, ensemble) see a domain. Value 0 of each parameter is its default.
+class CategoricalSpace {
+public:
+  virtual ~CategoricalSpace() = default;
+  virtual std::vector<size_t> sizes() const = 0;
+  /// The artifact of one value index per parameter.
+  virtual std::string render(const std::vector<int> &assignment) const = 0;
+};
+
+/// What an agent is made with.
+struct AgentContext {
+  const TuneConfig &config;
+  std::string start, startLabel; // the artifact to improve (guided, LLM)
+  llm::Client *client = nullptr; // the LLM client, for agents that ask a model
+};
+
+/// One domain's side of a run, ready to tune.
+class Problem {
+public:
+  virtual ~Problem() = default;
+  /// "circuit", "matmul": the runs table's app column.
+  virtual std::string subject() const = 0;
+  /// "p100x4", "local (8 cores)": the runs table's machine column.
+  virtual std::string machine() const = 0;
+  /// Evaluates one candidate; thread-safe. Failures are results.
+  virtual engine::EvalResult evaluate(const engine::Candidate &candidate) = 0;
+  /// The artifact that scores 1.0 and its label ("the expert mapper ...").
+  virtual std::pair<std::string, std::string> reference() const = 0;
+  /// The number of a result that the scores are relative to (throughput, 1/time); <= 0: none.
+  virtual double baselineOf(const engine::EvalResult &reference) const = 0;
+  /// What a failed reference is reported as ("throughput", "time").
+  virtual std::string baselineMetricName() const = 0;
+  virtual void setBaseline(double baseline) = 0;
+  /// The start when the user gave none, and its label.
+  virtual std::pair<std::string, std::string> defaultStart() const = 0;
+  /// A start the user gave that cannot be improved: the located diagnostics.
+  virtual support::Expected<bool> checkStart(const std::string &text, const std::string &label) const = 0;
+  /// The categorical space of the search agents; null: the domain has none.
+  virtual const CategoricalSpace *space() const = 0;
+  /// Writes the best artifact where the user can use it (`path`); returns what was written.
+  virtual support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
+                                                   const std::string &header) const = 0;
+  /// Where the best goes when the user does not say.
+  virtual std::string defaultBestPath(int64_t runId) const = 0;
+};
+
+/// An agent by name: makes the strategy for a problem.
+struct AgentInfo {
+  std::string name;
+  std::string help;
+  std::vector<std::string> domains; // the domains it serves; empty: every domain with a categorical space
+  std::function<support::Expected<std::unique_ptr<engine::Strategy>>(Problem &, const AgentContext &)> make;
+};
+
+class Domain {
+public:
+  virtual ~Domain() = default;
+  /// "mapping", "kernel": recorded with the run; AutoGuide's rules of this domain apply.
+  virtual std::string name() const = 0;
+  /// Reads `config.options` (strictly) and prepares the problem; may fill in options it decides.
+  virtual support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const = 0;
+};
+
+/// The domains and agents hone knows, registered at start-up.
+class Registry {
+public:
+  static Registry &instance();
+  void addDomain(std::unique_ptr<Domain> domain);
+  void addAgent(AgentInfo agent);
+  const Domain *domain(const std::string &name) const;
+  std::vector<std::string> domainNames() const;
+  /// The agents for `domain` (all when empty), in registration order.
+  std::vector<const AgentInfo *> agents(const std::string &domain = "") const;
+  const AgentInfo *agent(const std::string &domain, const std::string &name) const;
+  /// "guided (default): ...; ensemble: ..." for help texts.
+  std::string agentHelp(const std::string &domain = "") const;
+
+private:
+  std::vector<std::unique_ptr<Domain>> domains_;
+  std::vector<AgentInfo> agents_;
+};
+
+/// Registers the agents every domain with a categorical space has: random and ensemble.
+void registerSearchAgents(Registry &registry);
+
+} // namespace hone::tune

@@ -1,0 +1,315 @@
+#include "tune/Session.h"
+
+#include "autoguide/AutoGuide.h"
+#include "llm/Client.h"
+#include "tune/Domain.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace hone::tune {
+
+using nlohmann::json;
+
+store::StepRecord toRecord(const engine::Step &s, int64_t sequence) {
+  store::StepRecord r;
+  r.sequence = sequence;
+  r.artifact = s.candidate.artifact;
+  r.hash = s.candidate.hash;
+  r.parent = s.candidate.parent;
+  r.rationale = s.candidate.rationale;
+  r.status = std::string(engine::toString(s.result.status));
+  r.score = s.result.score;
+  r.metrics = s.result.metrics;
+  r.error = s.result.error;
+  r.rawOutput = s.result.rawOutput;
+  r.profile = s.result.profile;
+  r.seconds = s.result.seconds;
+  r.feedback = s.feedback;
+  r.notes = s.candidate.notes;
+  if (r.notes.is_object()) { // the LLM agent's conversation: its tokens and cost, summable in SQL
+    const json &usage = r.notes.value("usage", json::object());
+    r.promptTokens = usage.value("prompt_tokens", int64_t{0});
+    r.completionTokens = usage.value("completion_tokens", int64_t{0});
+    r.cost = r.notes.value("cost", 0.0);
+  }
+  return r;
+}
+
+engine::Step fromRecord(const store::StepRecord &r) {
+  engine::Step s;
+  s.candidate.artifact = r.artifact;
+  s.candidate.hash = r.hash;
+  s.candidate.parent = r.parent;
+  s.candidate.rationale = r.rationale;
+  s.candidate.notes = r.notes;
+  s.result.status = engine::parseEvalStatus(r.status).value_or(engine::EvalStatus::Invalid);
+  s.result.score = r.score;
+  if (r.metrics.is_object())
+    for (const auto &[k, v] : r.metrics.items())
+      if (v.is_number())
+        s.result.metrics[k] = v.get<double>();
+  s.result.error = r.error;
+  s.result.rawOutput = r.rawOutput;
+  s.result.profile = r.profile;
+  s.result.seconds = r.seconds;
+  s.feedback = r.feedback;
+  return s;
+}
+
+std::string scoreText(double score, const TuneConfig &c) {
+  return c.baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
+}
+
+namespace {
+
+store::RunUsage usageOf(const llm::Client &client) {
+  auto t = client.totals();
+  return {t.promptTokens, t.completionTokens, client.cost(), client.calls()};
+}
+
+/// Records each step in its own transaction, and what the LLM has cost so far;
+/// a failure to record is reported once and stops nothing.
+class StoreRecorder final : public engine::Recorder {
+public:
+  StoreRecorder(store::Store &store, int64_t run, int64_t next, const llm::Client *client,
+                std::function<void(const std::string &)> warn)
+      : store_(store), run_(run), next_(next), client_(client), warn_(std::move(warn)) {}
+  void record(const engine::Step &step) override {
+    auto ok = store_.recordStep(run_, toRecord(step, next_));
+    if (ok && client_)
+      ok = store_.setRunUsage(run_, usageOf(*client_));
+    if (!ok && !warned_) {
+      if (warn_)
+        warn_(fmt::format("cannot record step {}: {}", next_, ok.error().message));
+      warned_ = true;
+    }
+    ++next_;
+  }
+
+private:
+  store::Store &store_;
+  int64_t run_;
+  int64_t next_;
+  const llm::Client *client_;
+  std::function<void(const std::string &)> warn_;
+  bool warned_ = false;
+};
+
+} // namespace
+
+support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &so) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto warn = [&](const std::string &w) {
+    if (so.warn)
+      so.warn(w);
+  };
+  Registry &registry = Registry::instance();
+  const Domain *domain = registry.domain(config.domain);
+  if (!domain)
+    return support::Error{fmt::format("unknown domain '{}' (hone knows {})", config.domain,
+                                      fmt::join(registry.domainNames(), ", "))};
+  auto level = autoguide::parseFeedbackLevel(config.feedback);
+  if (!level)
+    return support::Error{
+        fmt::format("--feedback: '{}' is not one of exec, exec+explain, exec+explain+suggest", config.feedback)};
+  const AgentInfo *agentInfo = registry.agent(config.domain, config.agent);
+  if (!agentInfo) {
+    std::vector<std::string> names;
+    for (const AgentInfo *a : registry.agents(config.domain))
+      names.push_back(a->name);
+    return support::Error{fmt::format("--agent: '{}' is not one of {}", config.agent, fmt::join(names, ", "))};
+  }
+  // The LLM's client first: a missing model or key is a usage error before anything runs.
+  std::unique_ptr<llm::Client> client;
+  std::string llmCache;
+  if (config.agent == "llm") {
+    llm::Settings settings = config.llm.client;
+    // Every run can be resumed and replayed from its own store (the one given now: the stored
+    // configuration keeps the cache empty unless the user named one).
+    if (settings.cachePath.empty())
+      settings.cachePath = so.db;
+    settings.seed = config.seed;
+    auto resolved = llm::resolve(settings, [](const char *name) { return std::getenv(name); });
+    if (!resolved)
+      return resolved.error();
+    for (const auto &w : resolved->warnings)
+      warn(w);
+    auto made = llm::Client::make(resolved->client);
+    if (!made)
+      return made.error();
+    client = std::move(*made);
+    llmCache = settings.cachePath;
+  }
+  auto guide = autoguide::AutoGuide::withDefaults(config.rules);
+  if (!guide)
+    return guide.error();
+  auto opened = domain->open(config);
+  if (!opened)
+    return opened.error();
+  Problem &problem = **opened;
+
+  auto st = store::Store::open(so.db);
+  if (!st)
+    return support::Error{fmt::format("--db {}: {}", so.db, st.error().message)};
+  store::Store &store = **st;
+  std::vector<engine::Step> history;
+  TuneReport report;
+  report.llmCache = llmCache;
+  report.subject = problem.subject();
+  report.machine = problem.machine();
+
+  if (!so.resumeRun && config.start.empty()) {
+    auto [text, label] = problem.defaultStart();
+    config.start = text;
+    config.startLabel = label;
+  }
+  // The agent before anything is evaluated or recorded: its settings are usage errors.
+  AgentContext context{config, config.start, config.startLabel, client.get()};
+  auto agent = agentInfo->make(problem, context);
+  if (!agent)
+    return agent.error();
+
+  if (!so.resumeRun) {
+    // The reference that scores 1.0, measured once.
+    auto [reference, referenceLabel] = problem.reference();
+    engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
+    double measured = ref.ok() ? problem.baselineOf(ref) : 0;
+    if (measured > 0) {
+      config.baseline = measured;
+      config.baselineLabel = referenceLabel;
+    } else {
+      config.baselineLabel = fmt::format("raw {} ({} failed: {})", problem.baselineMetricName(), referenceLabel,
+                                         ref.error.empty() ? "no result" : ref.error);
+    }
+    store::RunInfo info;
+    info.domain = domain->name();
+    info.app = report.subject;
+    info.machine = report.machine;
+    info.agent = config.agent;
+    info.seed = config.seed;
+    info.config = config.toJson();
+    auto id = store.createRun(info);
+    if (!id)
+      return support::Error{fmt::format("--db {}: {}", so.db, id.error().message)};
+    report.runId = *id;
+  } else {
+    report.runId = *so.resumeRun;
+    for (const auto &r : store.steps(*so.resumeRun))
+      history.push_back(fromRecord(r));
+    (void)store.setRunStatus(*so.resumeRun, "running");
+  }
+  problem.setBaseline(config.baseline);
+
+  std::string domainName = domain->name();
+  engine::FeedbackFn feedback = [&](const engine::Candidate &, const engine::EvalResult &r) {
+    return guide->feedback(r.rawOutput, r.profile, domainName, *level);
+  };
+  engine::PoolEvaluator pool([&](const engine::Candidate &c) { return problem.evaluate(c); }, config.jobs);
+  StoreRecorder recorder(store, report.runId, static_cast<int64_t>(history.size()), client.get(), so.warn);
+  engine::LoopOptions options;
+  options.budget = config.iterations;
+  options.batch = std::max<size_t>(1, config.jobs);
+  if (config.wallTimeS > 0)
+    options.stop = options.stop | engine::StopCondition::wallTime(config.wallTimeS);
+  if (config.patience > 0)
+    options.stop = options.stop | engine::StopCondition::noImprovement(config.patience);
+  if (config.target)
+    options.stop = options.stop | engine::StopCondition::target(*config.target);
+  options.onStep = so.onStep;
+  report.outcome = engine::runLoop(**agent, pool, feedback, &recorder, options, history);
+  (void)store.setRunStatus(report.runId, "finished");
+  if (client) {
+    report.usage = usageOf(*client);
+    (void)store.setRunUsage(report.runId, report.usage);
+  }
+
+  if (report.outcome.best) {
+    const engine::Step &best = report.outcome.steps[*report.outcome.best];
+    report.bestText = best.candidate.artifact;
+    report.bestFile = so.bestFile.empty() ? problem.defaultBestPath(report.runId) : so.bestFile;
+    std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})",
+                                     report.runId, report.subject, config.agent,
+                                     scoreText(report.outcome.progress.bestScore, config), config.baselineLabel);
+    auto written = problem.writeBest(best, report.bestFile, header);
+    if (!written) {
+      warn(fmt::format("cannot write {}: {}", report.bestFile, written.error().message));
+      report.bestFile.clear();
+    } else {
+      report.bestFile = *written;
+    }
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+json reportJson(const TuneReport &report, const TuneConfig &config) {
+  const auto &o = report.outcome;
+  json j{{"run_id", report.runId},
+         {"domain", config.domain},
+         {"app", report.subject},
+         {"machine", report.machine},
+         {"agent", config.agent},
+         {"seed", config.seed},
+         {"evaluations", o.progress.evaluations},
+         {"failures", o.progress.failures},
+         {"best_score", o.best ? o.progress.bestScore : 0.0},
+         {"best_file", report.bestFile.empty() ? json() : json(report.bestFile)},
+         {"best_step", o.best ? json(*o.best) : json()},
+         {"score_relative_to", config.baselineLabel},
+         {"stop_reason", o.stopReason},
+         {"seconds", report.seconds}};
+  if (o.best)
+    j["best_metrics"] = o.steps[*o.best].result.metrics;
+  const auto &u = report.usage;
+  j["tokens"] = {{"prompt", u.promptTokens}, {"completion", u.completionTokens},
+                 {"total", u.promptTokens + u.completionTokens}};
+  j["cost"] = u.cost;
+  j["llm_calls"] = u.calls;
+  if (config.agent == "llm")
+    j["llm"] = {{"model", config.llm.client.model}, {"optimizer", config.llm.optimizer},
+                {"feedback", config.feedback}, {"cache", report.llmCache},
+                {"replay", config.llm.client.replay}};
+  return j;
+}
+
+void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &config, const std::string &db) {
+  const auto &o = report.outcome;
+  out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n", report.subject,
+                     report.machine, config.agent, config.seed, config.baselineLabel);
+  out << fmt::format("{:>4}  {:<12}  {:>9}  {}\n", "step", "status", "score", "rationale");
+  size_t shown = 0;
+  for (size_t i = 0; i < o.steps.size(); ++i) {
+    const auto &s = o.steps[i];
+    if (shown++ == 25) {
+      out << fmt::format("  ... {} more steps: hone show {} --trajectory --db {}\n", o.steps.size() - 25,
+                         report.runId, db);
+      break;
+    }
+    std::string rationale = s.candidate.rationale.substr(0, 100);
+    if (s.candidate.rationale.size() > 100)
+      rationale += "...";
+    std::string status(engine::toString(s.result.status));
+    out << fmt::format("{:>4}  {:<12}  {:>9}  {}{}\n", i, status, s.result.ok() ? scoreText(s.result.score, config) : "-",
+                       rationale, o.best && *o.best == i ? "  <- best" : "");
+  }
+  out << "\n";
+  if (o.best)
+    out << fmt::format("best: {} (step {}), written to {}\n", scoreText(o.progress.bestScore, config), *o.best,
+                       report.bestFile.empty() ? "(not written)" : report.bestFile);
+  else
+    out << "best: none -- every candidate failed (hone show " << report.runId << " --trajectory)\n";
+  out << fmt::format("run {} in {}: {} evaluations, {} failed; {} ({:.1f} s)\n", report.runId, db,
+                     o.progress.evaluations, o.progress.failures, o.stopReason, report.seconds);
+  if (config.agent == "llm") {
+    const auto &u = report.usage;
+    out << fmt::format("llm: {} ({}), {} calls, {} prompt + {} completion tokens, cost {:.4f}{}\n",
+                       config.llm.client.model, config.llm.optimizer, u.calls, u.promptTokens, u.completionTokens,
+                       u.cost, config.llm.client.replay ? " (replayed)" : "");
+  }
+}
+
+} // namespace hone::tune
