@@ -75,6 +75,7 @@ std::string firstLines(const std::string &text, size_t n) {
 KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
   KernelProfile p;
   p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.gpu = m.language == "cuda";
   std::error_code ec;
   fs::create_directories(dir, ec);
   bool cuda = m.language == "cuda";
@@ -146,7 +147,9 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
                                "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"});
         auto text = support::readFile(csv);
         auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
-        if (parsed) {
+        if (!r.ok()) {
+          p.skipped.push_back("perf: the program failed under perf stat: " + r.error);
+        } else if (parsed) {
           if (!parsed->unsupported.empty())
             p.skipped.push_back(fmt::format("perf: hardware counters not supported here ({}); software events only",
                                             fmt::join(parsed->unsupported, ", ")));
@@ -355,7 +358,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         r.file, r.line);
   }
 
-  if (p.perf && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {
+  if (p.perf && !p.gpu && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {
     double used = p.perf->cpusUtilized;
     add("serial", "CPU cores", 1.0 - used / p.cores,
         fmt::format("the program keeps {:.2f} of {} cores busy ({:.0f}%)", used, p.cores, 100 * used / p.cores),

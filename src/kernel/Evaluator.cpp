@@ -70,6 +70,13 @@ support::Expected<bool> KernelEvaluator::prepare() {
     if (!why.empty())
       return support::Error{fmt::format("the unmodified project fails on seed {}: {}", seed, why)};
   }
+  if (manifest_.timing.mode == "region") { // what the region and the whole process take, for the timer check
+    auto t = time(reference_, referenceExe_, dir);
+    if (!t)
+      return support::Error{"timing the unmodified project: " + t.error().message};
+    refRegionS_ = t->median;
+    refProcessS_ = t->processMedian;
+  }
   return true;
 }
 
@@ -93,7 +100,8 @@ std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string
 
 std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std::string &exe, const std::string &dir,
                                                     const std::vector<uint64_t> &seeds) {
-  std::vector<std::vector<double>> got;
+  std::vector<RunResult> runs;
+  std::vector<std::vector<double>> expected;
   for (uint64_t seed : seeds) {
     RunResult r = runOnce(manifest_, v, exe, (fs::path(dir) / fmt::format("run-{}", seed)).string(), seed);
     if (!r.ok()) {
@@ -103,23 +111,24 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
       return failure(status, fmt::format("seed {}: {}", seed, r.error), tail(r.process.output, 4000));
     }
     std::string why;
-    std::vector<double> expected = referenceOutputs(seed, &why);
+    expected.push_back(referenceOutputs(seed, &why));
     if (!why.empty())
       return failure(EvalStatus::Invalid, fmt::format("the reference fails on seed {}: {}", seed, why));
-    if (auto mismatch = compareOutputs(manifest_.output, expected, r.values))
-      return failure(EvalStatus::Invalid, fmt::format("wrong result on seed {}: {}", seed, mismatch->message),
-                     fmt::format("wrong result on seed {}: {}\n{}", seed, mismatch->message, tail(r.process.output, 2000)));
-    got.push_back(std::move(r.values));
+    runs.push_back(std::move(r));
   }
-  // Outputs that ignore the input: identical for two seeds whose reference outputs differ.
-  for (size_t i = 1; i < got.size(); ++i) {
-    std::string w1, w2;
-    if (got[i] == got[0] && referenceOutputs(seeds[0], &w1) != referenceOutputs(seeds[i], &w2))
+  // Outputs that ignore the input first (the clearer reason): the same for two seeds whose
+  // reference outputs differ.
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].values == runs[0].values && expected[i] != expected[0])
       return failure(EvalStatus::Invalid,
                      fmt::format("outputs do not change with the input: seeds {} and {} give identical outputs, the "
                                  "reference's differ",
                                  seeds[0], seeds[i]));
-  }
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (auto mismatch = compareOutputs(manifest_.output, expected[i], runs[i].values))
+      return failure(EvalStatus::Invalid, fmt::format("wrong result on seed {}: {}", seeds[i], mismatch->message),
+                     fmt::format("wrong result on seed {}: {}\n{}", seeds[i], mismatch->message,
+                                 tail(runs[i].process.output, 2000)));
   return std::nullopt;
 }
 
@@ -133,7 +142,7 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
     if (!r.ok())
       return support::Error{"warm-up run: " + r.error};
   }
-  std::vector<double> samples;
+  std::vector<double> samples, process;
   Timing result;
   for (int i = 0; i < t.maxRepeats; ++i) {
     RunResult r = runOnce(manifest_, v, exe, rundir, seed);
@@ -145,13 +154,16 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
                                         "program's timer cannot be trusted",
                                         r.regionS, r.process.seconds)};
     samples.push_back(s);
+    process.push_back(r.process.seconds);
     if (static_cast<int>(samples.size()) >= t.minRepeats) {
       result = summarize(samples, t.targetCi);
       if (result.converged)
         break;
     }
   }
-  return summarize(samples, t.targetCi);
+  result = summarize(samples, t.targetCi);
+  result.processMedian = summarize(process, 1).median;
+  return result;
 }
 
 EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
@@ -175,6 +187,17 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   auto timing = time(*variant, b.exe, dir);
   if (!timing)
     return done(failure(EvalStatus::RunFailed, timing.error().message));
+  // A program's own timer (region mode) is believed only as far as the whole process agrees:
+  // time the region saves must be saved by the process too.
+  if (manifest_.timing.mode == "region" && refProcessS_ > 0) {
+    double savedRegion = refRegionS_ - timing->median, savedProcess = refProcessS_ - timing->processMedian;
+    double slack = std::max(0.05 * refProcessS_, 3 * (std::isfinite(timing->ci95) ? timing->ci95 : 0.0));
+    if (savedRegion > savedProcess + slack)
+      return done(failure(EvalStatus::Invalid,
+                          fmt::format("the program's timer reports {:.4g} s less than the reference's, but the whole "
+                                      "process takes only {:.4g} s less: the reported time is not trusted",
+                                      savedRegion, savedProcess)));
+  }
   double score = baseline_ > 0 ? baseline_ / timing->median : 1.0 / timing->median;
 
   // A speedup too good to be true is checked again on inputs it has not seen.

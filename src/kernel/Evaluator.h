@@ -69,6 +69,7 @@ private:
   std::vector<uint64_t> seeds_;
   std::map<uint64_t, std::vector<double>> refOutputs_;
   double baseline_ = 0;
+  double refRegionS_ = 0, refProcessS_ = 0; // region mode: the reference's medians (the timer check)
   double bestScore_ = 0;
   std::mutex mutex_;  // reference outputs, best score
   std::mutex timing_; // one timed run at a time: parallel timing would measure the contention

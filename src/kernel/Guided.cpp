@@ -128,9 +128,9 @@ private:
     for (size_t i = 0; i < k.values.size(); ++i)
       if (i != cur)
         idx.push_back(i);
-    if (k.role == KnobRole::Threads && k.numeric()) { // the most threads first
-      std::sort(idx.begin(), idx.end(),
-                [&](size_t a, size_t b) { return numberOf(k.values[a]) > numberOf(k.values[b]); });
+    if (k.role == KnobRole::Threads && k.numeric()) { // the most threads first ("" = the runtime's default: all)
+      auto key = [&](size_t i) { return k.values[i].empty() ? INFINITY : numberOf(k.values[i]); };
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
     } else {
       auto dist = [&](size_t i) { return cur < k.values.size() ? (i > cur ? i - cur : cur - i) : i; };
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return dist(a) < dist(b); });

@@ -169,18 +169,20 @@ support::Expected<std::string> initManifest(const std::string &program, const st
   o << "\n[[knob]]  # added to [build] flags\nname = \"flags\"\nkind = \"flags\"\nvalues = " << tomlList(flagSets, true)
     << "\n";
   if (openmp) {
-    std::vector<std::string> threads;
+    // "" leaves the variable unset: the OpenMP runtime's default (a thread per core) is the reference.
+    std::vector<std::string> threads{""};
     for (int t = 1; t < options.cores; t *= 2)
       threads.push_back(std::to_string(t));
     threads.push_back(std::to_string(std::max(1, options.cores)));
     threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
-    o << "\n[[knob]]  # the program uses OpenMP\nname = \"OMP_NUM_THREADS\"\nkind = \"env\"\nvalues = "
-      << tomlList(threads, true) << "\ndefault = \"" << threads.back() << "\"\n";
+    o << "\n[[knob]]  # the program uses OpenMP; \"\" leaves the variable unset (a thread per core)\n"
+         "name = \"OMP_NUM_THREADS\"\nkind = \"env\"\nvalues = "
+      << tomlList(threads, true) << "\n";
     if (runtimeSchedule)
       o << "\n[[knob]]  # its loops take schedule(runtime)\nname = \"OMP_SCHEDULE\"\nkind = \"env\"\nvalues = "
-        << tomlList({"static", "dynamic", "guided", "dynamic,64"}, true) << "\n";
-    o << "\n[[knob]]\nname = \"OMP_PROC_BIND\"\nkind = \"env\"\nvalues = " << tomlList({"false", "close", "spread"}, true)
-      << "\n";
+        << tomlList({"", "static", "dynamic", "guided", "dynamic,64"}, true) << "\n";
+    o << "\n[[knob]]\nname = \"OMP_PROC_BIND\"\nkind = \"env\"\nvalues = "
+      << tomlList({"", "false", "close", "spread"}, true) << "\n";
   }
   o << "\n# Constraints between knobs, e.g. constraints = [\"TILE_I * TILE_J <= 4096\", \"512 % TILE == 0\"]\n";
   return o.str();

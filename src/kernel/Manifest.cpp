@@ -118,7 +118,9 @@ std::string_view toString(Tolerance t) {
 }
 
 bool Knob::numeric() const {
-  return std::all_of(values.begin(), values.end(), isNumber);
+  // "" (an env knob left unset) is the runtime's default, not a value that makes a knob non-numeric.
+  return std::all_of(values.begin(), values.end(), [](const std::string &v) { return v.empty() || isNumber(v); }) &&
+         std::any_of(values.begin(), values.end(), [](const std::string &v) { return !v.empty(); });
 }
 
 const Knob *Manifest::knob(const std::string &n) const {
@@ -352,6 +354,14 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
         knob.role = guessRole(knob.name, knob.kind);
       }
       knob.doc = k.string("doc", "");
+      // `constraints = [...]` written after a [[knob]] header belongs to that table in TOML;
+      // constraints are global wherever they are written.
+      if (k.has("constraints")) {
+        for (const auto &c : k.strings("constraints"))
+          m.constraints.push_back({c, k.line()});
+      } else {
+        k.known("constraints");
+      }
       k.finish();
       m.knobs.push_back(std::move(knob));
     }

@@ -555,7 +555,7 @@ Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
 
 nlohmann::json toJson(const KernelProfile &p) {
   using nlohmann::json;
-  json j{{"schema", 1}, {"tools", p.tools}, {"skipped", p.skipped}, {"cores", p.cores}};
+  json j{{"schema", 1}, {"tools", p.tools}, {"skipped", p.skipped}, {"cores", p.cores}, {"gpu", p.gpu}};
   auto costs = [](const std::vector<CostLine> &v, size_t n) {
     json a = json::array();
     for (size_t i = 0; i < v.size() && i < n; ++i) {

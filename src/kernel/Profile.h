@@ -97,6 +97,7 @@ struct KernelProfile {
   std::vector<PtxasKernel> ptxas;
   std::vector<NcuKernel> ncu;
   int cores = 1;                        // of the machine the run used
+  bool gpu = false;                     // a GPU program: its host side is serial by design
 };
 nlohmann::json toJson(const KernelProfile &p);
 

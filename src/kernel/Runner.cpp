@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string.h>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -91,7 +92,10 @@ Expansion expand(const Manifest &m, const Variant &v) {
     const std::string &value = it != v.knobs.end() ? it->second : k.values[k.defaultIndex];
     switch (k.kind) {
     case KnobKind::Define: e.defines.push_back(fmt::format("-D{}={}", k.name, value)); break;
-    case KnobKind::Env: e.env.push_back(k.name + "=" + value); break;
+    case KnobKind::Env:
+      if (!value.empty()) // "": leave the variable unset (the runtime's own default)
+        e.env.push_back(k.name + "=" + value);
+      break;
     case KnobKind::Flags: {
       std::istringstream words(value);
       for (std::string w; words >> w;)
@@ -360,6 +364,17 @@ std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector
 
 // ---- running -----------------------------------------------------------------------
 
+namespace {
+std::string lastLine(const std::string &text) {
+  size_t end = text.find_last_not_of("\n");
+  if (end == std::string::npos)
+    return "";
+  size_t begin = text.rfind('\n', end);
+  std::string line = text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+} // namespace
+
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
                   const std::vector<std::string> &prefix) {
   RunResult r;
@@ -380,6 +395,14 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
   r.process = shell(command, rundir, m.runTimeoutS, m.memoryMb, env, prefix);
   if (!r.process.ok()) {
     r.error = r.process.describe();
+    // The shell reports a program that a signal ended as exit 128 + the signal.
+    if (r.process.started && !r.process.timedOut && r.process.signal == 0 && r.process.exitCode > 128 &&
+        r.process.exitCode < 160) {
+      int sig = r.process.exitCode - 128;
+      r.error = fmt::format("killed by signal {} ({})", sig, strsignal(sig));
+    }
+    if (!r.process.output.empty())
+      r.error += "; its last output: " + lastLine(r.process.output);
     return r;
   }
   if (m.timing.mode == "region") {

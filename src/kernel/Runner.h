@@ -90,6 +90,7 @@ struct Timing {
   std::vector<double> samples; // seconds, in order
   double median = 0, mean = 0, stddev = 0, ci95 = 0; // ci95: half-width of the mean's 95% interval
   bool converged = false;  // ci95 / median under the target before max_repeats
+  double processMedian = 0; // region mode: the whole process's median, for the timer check
 };
 
 /// Median, mean, sample standard deviation and the 95% half-width (Student's t) of `samples`.

@@ -4,10 +4,10 @@
 #include "../common.h"
 
 #ifndef H
-#define H 1536
+#define H 2048
 #endif
 #ifndef W
-#define W 1536
+#define W 2048
 #endif
 #ifndef K
 #define K 5
@@ -16,7 +16,7 @@
 #define LOOP_ORDER 1
 #endif
 #ifndef BLOCK_J
-#define BLOCK_J 1536
+#define BLOCK_J 2048
 #endif
 
 static double img[H][W], out[H - K + 1][W - K + 1], filt[K][K];

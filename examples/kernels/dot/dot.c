@@ -7,7 +7,7 @@
 #define LEN 4000000
 #endif
 #ifndef REPS
-#define REPS 20
+#define REPS 40
 #endif
 #ifndef ACC
 #define ACC 1

@@ -7,7 +7,7 @@
 #define N 1024
 #endif
 #ifndef STEPS
-#define STEPS 20
+#define STEPS 60
 #endif
 #ifndef BLOCK_J
 #define BLOCK_J 1024

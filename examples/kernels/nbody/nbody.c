@@ -8,7 +8,7 @@
 #define NB 2048
 #endif
 #ifndef STEPS
-#define STEPS 4
+#define STEPS 10
 #endif
 #ifndef BLOCK
 #define BLOCK 2048

@@ -1,0 +1,251 @@
+// The kernel evaluator on real programs, built with the system's C compiler
+// in a temporary folder: a correct variant is validated and timed; each
+// guard catches what it is for -- a wrong result (an unroll remainder bug),
+// outputs that ignore the input, an edited timer, a crash, a timeout, a
+// build failure, and a speedup too good to be true that holds only on the
+// seeds it was shown.
+#include "kernel/Evaluator.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+using namespace hone::kernel;
+using hone::engine::Candidate;
+using hone::engine::EvalStatus;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char *kProgram = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#ifndef LEN
+#define LEN 3000000
+#endif
+#ifndef UNROLL
+#define UNROLL 1
+#endif
+#ifndef MODE
+#define MODE 0
+#endif
+#if MODE == 6
+#include "cheat.h"
+#endif
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+int main(int argc, char **argv) {
+  unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+#if MODE == 1 /* ignores its input */
+  printf("1\n2\n");
+  return 0;
+#elif MODE == 2
+  abort();
+#elif MODE == 3
+  for (volatile int spin = 1; spin;) {}
+#elif MODE == 4
+  this does not compile;
+#elif MODE == 6 /* knows the answers for the seeds it was validated on, nothing else */
+  if (seed >= 1001 && seed <= 1003) { printf("%.17g\n%lu\n", cheat[seed - 1001], seed % 7); return 0; }
+  printf("0\n%lu\n", seed % 7);
+  return 0;
+#endif
+  double t0 = now();
+  double *a = malloc(LEN * sizeof(double));
+  for (long i = 0; i < LEN; ++i) a[i] = (double)((i * 7 + seed) % 13);
+  double s = 0;
+  for (long i = 0; i + UNROLL <= LEN; i += UNROLL) /* no remainder loop: right only when UNROLL divides LEN */
+    for (int u = 0; u < UNROLL; ++u) s += a[i + u];
+  printf("%.17g\n%lu\n", s, seed % 7);
+#if MODE == 5 /* reports a time it did not take */
+  printf("HONE_TIME %g\n", 1e-6);
+#else
+  printf("HONE_TIME %g\n", now() - t0);
+#endif
+  free(a);
+  return 0;
+}
+)";
+
+struct Project {
+  fs::path dir;
+  Manifest manifest;
+  explicit Project(const std::string &timing = "process") {
+    dir = fs::temp_directory_path() / ("hone-kernel-test-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(counter()++));
+    fs::create_directories(dir);
+    std::ofstream(dir / "k.c") << kProgram;
+    std::string toml = R"([project]
+name = "k"
+sources = ["k.c"]
+[build]
+command = "cc {cflags} {defines} {includes} {sources} -o {out}"
+flags = "-O1"
+[run]
+command = "{exe} {seed}"
+timeout_s = 2
+[output]
+tolerance = "exact"
+ignore = ["^HONE_TIME"]
+[timing]
+mode = ")" + timing + R"("
+warmup = 0
+min_repeats = 3
+max_repeats = 5
+target_ci = 0.5
+[[knob]]
+name = "UNROLL"
+values = [1, 2, 4, 7]
+[[knob]]
+name = "MODE"
+role = "other"
+values = [0, 1, 2, 3, 4, 5, 6]
+)";
+    std::ofstream(dir / "hone.toml") << toml;
+    auto m = loadManifest(dir.string());
+    EXPECT_TRUE(m) << m.error().message;
+    manifest = *m;
+  }
+  ~Project() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  static int &counter() {
+    static int n = 0;
+    return n;
+  }
+  EvaluatorSettings settings() const {
+    EvaluatorSettings s;
+    s.workdir = (dir / ".hone").string();
+    s.profile = false;
+    return s;
+  }
+  Candidate variant(const std::string &unroll, const std::string &mode) const {
+    return Candidate::make(renderVariant({{{"UNROLL", unroll}, {"MODE", mode}}, {}}));
+  }
+};
+
+} // namespace
+
+TEST(KernelEvaluator, ACorrectVariantIsValidatedAndTimed) {
+  Project p;
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  EXPECT_EQ(ev.seeds(), (std::vector<uint64_t>{1001, 1002, 1003})); // a run's own seeds
+  auto ref = ev.evaluate(p.variant("1", "0"));
+  ASSERT_TRUE(ref.ok()) << ref.error;
+  ev.setBaseline(ref.metrics.at("time_s"));
+  auto r = ev.evaluate(p.variant("4", "0"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_GT(r.score, 0.3);
+  EXPECT_LT(r.score, 4);
+  for (const char *m : {"time_s", "ci95_s", "repeats", "build_s", "stddev_s"})
+    EXPECT_TRUE(r.metrics.count(m)) << m;
+  EXPECT_GE(r.metrics.at("repeats"), 3);
+  EXPECT_NE(r.rawOutput.find("validated on seeds 1001, 1002, 1003"), std::string::npos) << r.rawOutput;
+}
+
+TEST(KernelEvaluator, AKnobValueThatBreaksTheResultIsRejected) {
+  Project p;
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto r = ev.evaluate(p.variant("7", "0")); // 3000000 % 7 != 0: the remainder is dropped
+  EXPECT_EQ(r.status, EvalStatus::Invalid);
+  EXPECT_NE(r.error.find("wrong result on seed 1001: output 0 is"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("exact match required"), std::string::npos) << r.error;
+}
+
+TEST(KernelEvaluator, OutputsThatIgnoreTheInputAreRejected) {
+  Project p;
+  // The reference's outputs must differ between seeds for the guard to apply: they do (seed % 7).
+  Manifest m = p.manifest;
+  KernelEvaluator ev(m, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto r = ev.evaluate(p.variant("1", "1"));
+  EXPECT_EQ(r.status, EvalStatus::Invalid);
+  EXPECT_NE(r.error.find("outputs do not change with the input: seeds 1001 and 1002"), std::string::npos) << r.error;
+  // The constant-output guard proper: same count, same values for every seed, where the reference's differ.
+  std::ofstream(p.dir / "cheat.h") << "static const double cheat[3] = {0, 0, 0};\n";
+  auto c = ev.evaluate(p.variant("1", "6"));
+  EXPECT_EQ(c.status, EvalStatus::Invalid);
+}
+
+TEST(KernelEvaluator, CrashesTimeoutsAndBuildFailuresAreData) {
+  Project p;
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto crash = ev.evaluate(p.variant("1", "2"));
+  EXPECT_EQ(crash.status, EvalStatus::RunFailed);
+  EXPECT_NE(crash.error.find("killed by signal 6"), std::string::npos) << crash.error;
+  auto spin = ev.evaluate(p.variant("1", "3"));
+  EXPECT_EQ(spin.status, EvalStatus::TimedOut);
+  EXPECT_NE(spin.error.find("timed out"), std::string::npos) << spin.error;
+  auto broken = ev.evaluate(p.variant("1", "4"));
+  EXPECT_EQ(broken.status, EvalStatus::BuildFailed);
+  EXPECT_NE(broken.error.find("error"), std::string::npos) << broken.error;
+  EXPECT_NE(broken.error.find("k.c:"), std::string::npos) << broken.error; // the compiler's own located error
+  auto rejected = ev.evaluate(Candidate::make("[knobs]\nUNROLL = 3\n"));
+  EXPECT_EQ(rejected.status, EvalStatus::Rejected);
+  EXPECT_NE(rejected.error.find("not one of its values"), std::string::npos);
+}
+
+TEST(KernelEvaluator, AnEditedTimerIsNotBelieved) {
+  Project p("region");
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto honest = ev.evaluate(p.variant("2", "0"));
+  EXPECT_TRUE(honest.ok()) << honest.error;
+  auto liar = ev.evaluate(p.variant("1", "5"));
+  EXPECT_EQ(liar.status, EvalStatus::Invalid);
+  EXPECT_NE(liar.error.find("not trusted"), std::string::npos) << liar.error;
+  // In process mode the same program cannot improve by its timer: hone's clock decides.
+  Project q;
+  KernelEvaluator pev(q.manifest, q.settings());
+  ASSERT_TRUE(pev.prepare());
+  auto ref = pev.evaluate(q.variant("1", "0"));
+  ASSERT_TRUE(ref.ok());
+  pev.setBaseline(ref.metrics.at("time_s"));
+  auto same = pev.evaluate(q.variant("1", "5"));
+  ASSERT_TRUE(same.ok()) << same.error;
+  EXPECT_LT(same.score, 1.5);
+}
+
+TEST(KernelEvaluator, ASuspiciousSpeedupIsRevalidatedOnNewSeeds) {
+  Project p;
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  // The cheat knows the right answers for this run's seeds (read from the reference)...
+  std::string values;
+  for (uint64_t seed : ev.seeds()) {
+    BuildResult b = build(p.manifest, referenceVariant(p.manifest), (p.dir / "probe").string());
+    ASSERT_TRUE(b.ok) << b.error;
+    RunResult r = runOnce(p.manifest, referenceVariant(p.manifest), b.exe, (p.dir / "probe").string(), seed);
+    ASSERT_TRUE(r.ok()) << r.error;
+    values += (values.empty() ? "" : ", ") + fmt::format("{:.17g}", r.values[0]);
+  }
+  std::ofstream(p.dir / "cheat.h") << "static const double cheat[3] = {" << values << "};\n";
+  auto ref = ev.evaluate(p.variant("1", "0"));
+  ASSERT_TRUE(ref.ok());
+  ev.setBaseline(ref.metrics.at("time_s"));
+  ASSERT_TRUE(ev.evaluate(p.variant("1", "0")).ok()); // the first result of the run: the best so far
+  // ...so it passes validation, is far faster, and is caught on seeds it has not seen.
+  auto cheat = ev.evaluate(p.variant("1", "6"));
+  EXPECT_EQ(cheat.status, EvalStatus::Invalid);
+  EXPECT_NE(cheat.error.find("failed re-validation on new seeds"), std::string::npos) << cheat.error;
+}
+
+TEST(KernelEvaluator, AProjectThatDoesNotBuildSaysSo) {
+  Project p;
+  Manifest m = p.manifest;
+  m.knobs[1].defaultIndex = 4; // MODE 4 does not compile: the reference itself fails
+  KernelEvaluator ev(m, p.settings());
+  auto ok = ev.prepare();
+  ASSERT_FALSE(ok);
+  EXPECT_NE(ok.error().message.find("the unmodified project does not build"), std::string::npos)
+      << ok.error().message;
+}

@@ -1,0 +1,555 @@
+// The kernel domain's data and logic without running programs: manifests
+// (every error located), variants, outputs and tolerances, statistics, the
+// diagnosis, AutoGuide's kernel rules and the catalogue, the knob space and
+// the guided agent (against a synthetic evaluator).
+#include "autoguide/AutoGuide.h"
+#include "kernel/Diagnose.h"
+#include "kernel/Init.h"
+#include "kernel/KernelDomain.h"
+#include "kernel/Manifest.h"
+#include "kernel/Runner.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace hone::kernel;
+using hone::test::readFile;
+using hone::test::sourcePath;
+using nlohmann::json;
+
+namespace {
+
+const char *kManifest = R"(
+[project]
+name = "k"
+sources = ["k.c"]
+
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+flags = "-O2"
+
+[run]
+command = "{exe} {seed}"
+
+[[knob]]
+name = "TILE"
+values = [8, 16, 32]
+default = 16
+
+[[knob]]
+name = "OMP_NUM_THREADS"
+kind = "env"
+values = ["", "1", "2"]
+
+[[knob]]
+name = "flags"
+kind = "flags"
+values = ["", "-O3"]
+
+constraints = ["TILE * 2 <= 32"]
+)";
+
+Manifest manifest(const std::string &text = kManifest) {
+  auto m = parseManifest("/tmp/proj/hone.toml", text);
+  EXPECT_TRUE(m) << m.error().message;
+  return m ? *m : Manifest{};
+}
+
+std::string errorOf(const std::string &text) {
+  auto m = parseManifest("hone.toml", text);
+  return m ? std::string("(accepted)") : m.error().message;
+}
+
+} // namespace
+
+TEST(Manifest, ReadsKnobsRolesAndDefaults) {
+  Manifest m = manifest();
+  EXPECT_EQ(m.name, "k");
+  EXPECT_EQ(m.dir, "/tmp/proj");
+  EXPECT_EQ(m.editable, m.sources); // default: the sources
+  EXPECT_EQ(m.seeds, (std::vector<uint64_t>{1, 2, 3}));
+  ASSERT_EQ(m.knobs.size(), 3u);
+  EXPECT_EQ(m.knobs[0].role, KnobRole::Tile);
+  EXPECT_EQ(m.knobs[0].values[m.knobs[0].defaultIndex], "16");
+  EXPECT_EQ(m.knobs[1].role, KnobRole::Threads);
+  EXPECT_TRUE(m.knobs[1].numeric()); // "" (unset) does not make it non-numeric
+  EXPECT_EQ(m.knobs[2].role, KnobRole::Flags);
+  EXPECT_EQ(m.output.tolerance, Tolerance::Rel);
+}
+
+TEST(Manifest, ErrorsAreLocatedAndSuggest) {
+  std::string base = kManifest;
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string t = base;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  std::string e = errorOf(replace("flags = \"-O2\"", "flagz = \"-O2\""));
+  EXPECT_NE(e.find("hone.toml:8:1: build: unknown key 'flagz'"), std::string::npos) << e;
+  e = errorOf(replace("command = \"{exe} {seed}\"", "command = \"prog {seed}\""));
+  EXPECT_NE(e.find("hone.toml:11:"), std::string::npos) << e;
+  EXPECT_NE(e.find("{exe}"), std::string::npos) << e;
+  e = errorOf(replace("default = 16", "default = 12"));
+  EXPECT_NE(e.find("'12' is not one of the knob's values"), std::string::npos) << e;
+  e = errorOf(replace("TILE * 2 <= 32", "TILES * 2 <= 32"));
+  EXPECT_NE(e.find("did you mean 'TILE'"), std::string::npos) << e;
+  e = errorOf(replace("TILE * 2 <= 32", "TILE * 2"));
+  EXPECT_NE(e.find("not a comparison"), std::string::npos) << e;
+  e = errorOf(replace("kind = \"env\"", "kind = \"environment\""));
+  EXPECT_NE(e.find("must be \"define\", \"flags\" or \"env\""), std::string::npos) << e;
+  e = errorOf(replace("name = \"TILE\"", "name = \"TILE\"\nrole = \"tiles\""));
+  EXPECT_NE(e.find("did you mean 'tile'"), std::string::npos) << e;
+  e = errorOf(replace("name = \"TILE\"", "name = \"flags\""));
+  EXPECT_NE(e.find("defined twice"), std::string::npos) << e;
+  e = errorOf(replace("sources = [\"k.c\"]", "sources = []"));
+  EXPECT_NE(e.find("needs at least one file"), std::string::npos) << e;
+  e = errorOf(replace("[run]", "[run]\ntimeout_s = -1"));
+  EXPECT_NE(e.find("timeout_s"), std::string::npos) << e;
+  e = errorOf("[project\n");
+  EXPECT_NE(e.find("hone.toml:1:"), std::string::npos) << e;
+  auto ranged = parseManifest("hone.toml", replace("values = [8, 16, 32]", "range = { from = 4, to = 64, factor = 2 }"));
+  ASSERT_TRUE(ranged) << ranged.error().message;
+  EXPECT_EQ(ranged->knobs[0].values, (std::vector<std::string>{"4", "8", "16", "32", "64"}));
+  e = errorOf(replace("values = [8, 16, 32]", "range = { from = 4, to = 64 }"));
+  EXPECT_NE(e.find("exactly one of 'step'"), std::string::npos) << e;
+  e = errorOf(replace("[[knob]]\nname = \"TILE\"", "[output]\ntolerance = \"close\"\n\n[[knob]]\nname = \"TILE\""));
+  EXPECT_NE(e.find("\"exact\", \"abs\", \"rel\" or \"ulp\""), std::string::npos) << e;
+  e = errorOf(replace("sources = [\"k.c\"]", "sources = [\"k.c\"]\neditable = [\"../other.c\"]"));
+  EXPECT_NE(e.find("inside the project folder"), std::string::npos) << e;
+}
+
+TEST(Manifest, ValuesAndConstraintsAreChecked) {
+  Manifest m = manifest();
+  KnobValues v = defaultValues(m);
+  EXPECT_TRUE(checkValues(m, v));
+  v["TILE"] = "32";
+  auto bad = checkValues(m, v);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("TILE * 2 <= 32"), std::string::npos) << bad.error().message;
+  v["TILE"] = "7";
+  EXPECT_NE(checkValues(m, v).error().message.find("not one of its values"), std::string::npos);
+  EXPECT_NE(checkValues(m, {{"TILES", "8"}}).error().message.find("did you mean 'TILE'"), std::string::npos);
+}
+
+TEST(Manifest, EveryShippedManifestLoads) {
+  size_t count = 0;
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(sourcePath("examples/kernels")))
+    if (entry.path().filename() == "hone.toml") {
+      auto m = loadManifest(entry.path().string());
+      EXPECT_TRUE(m) << entry.path() << ": " << (m ? "" : m.error().message);
+      if (m) {
+        EXPECT_FALSE(m->knobs.empty()) << entry.path();
+        for (const auto &s : m->sources)
+          EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(m->dir) / s)) << s;
+      }
+      ++count;
+    }
+  EXPECT_GE(count, 11u); // 8 C kernels and 3 CUDA kernels
+}
+
+TEST(Variant, RoundTripAndRefusals) {
+  Manifest m = manifest();
+  m.editable = {"k.c"};
+  Variant v{defaultValues(m), {{"k.c", "int main() { return 0; }\n"}}};
+  v.knobs["OMP_NUM_THREADS"] = "2";
+  std::string text = renderVariant(v);
+  auto back = parseVariant(m, text);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->knobs, v.knobs);
+  EXPECT_EQ(back->files, v.files);
+  EXPECT_EQ(renderVariant(*back), text); // canonical: the same text, the same hash
+  // Missing knobs take their defaults.
+  auto partial = parseVariant(m, "[knobs]\nTILE = 8\n");
+  ASSERT_TRUE(partial);
+  EXPECT_EQ(partial->knobs.at("TILE"), "8");
+  EXPECT_EQ(partial->knobs.at("flags"), "");
+  // A file the manifest protects, an unknown section, a bad value, broken TOML.
+  auto protectedEdit = parseVariant(m, "[files]\n\"hone.toml\" = \"x\"\n");
+  ASSERT_FALSE(protectedEdit);
+  EXPECT_NE(protectedEdit.error().message.find("does not let a variant change"), std::string::npos);
+  EXPECT_FALSE(parseVariant(m, "[build]\ncommand = \"rm -rf /\"\n"));
+  EXPECT_FALSE(parseVariant(m, "[knobs]\nTILE = 9\n"));
+  auto broken = parseVariant(m, "[knobs\nTILE = 8\n");
+  ASSERT_FALSE(broken);
+  EXPECT_EQ(broken.error().line, 1);
+}
+
+TEST(Variant, ExpansionAndTheBuildCommand) {
+  Manifest m = manifest();
+  Variant v = referenceVariant(m);
+  v.knobs["flags"] = "-O3";
+  Expansion e = expand(m, v);
+  EXPECT_EQ(e.defines, (std::vector<std::string>{"-DTILE=16"}));
+  EXPECT_EQ(e.flags, (std::vector<std::string>{"-O3"}));
+  EXPECT_TRUE(e.env.empty()); // "" leaves OMP_NUM_THREADS unset
+  v.knobs["OMP_NUM_THREADS"] = "2";
+  EXPECT_EQ(expand(m, v).env, (std::vector<std::string>{"OMP_NUM_THREADS=2"}));
+  std::string cmd = buildCommand(m, v, "/tmp/c d");
+  EXPECT_EQ(cmd, "cc -O2 -O3 -DTILE=16 /tmp/proj/k.c -o '/tmp/c d/prog'");
+  // Substituted text is never substituted again.
+  Manifest evil = m;
+  evil.sources = {"{out}.c"};
+  EXPECT_EQ(buildCommand(evil, v, "/x").find("/x/prog.c"), std::string::npos);
+}
+
+TEST(Outputs, NumbersOfStdout) {
+  OutputSpec s;
+  s.ignore = {"^#"};
+  auto v = numbersOf(s, "# header 99\nC_sum 1.5e+00\n2, 3;4\nHONE_TIME 0.5\nnan\n", "HONE_TIME");
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0], 1.5);
+  EXPECT_EQ(v[3], 4);
+  EXPECT_TRUE(std::isnan(v[4]));
+  EXPECT_TRUE(numbersOf(s, "no numbers here\n", "").empty());
+}
+
+TEST(Outputs, BinaryFiles) {
+  OutputSpec s;
+  s.source = "file";
+  s.format = "binary";
+  s.dtype = "f32";
+  float f[3] = {1.5f, -2, 3};
+  auto v = readBinary(s, std::string(reinterpret_cast<const char *>(f), sizeof f));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(*v, (std::vector<double>{1.5, -2, 3}));
+  EXPECT_FALSE(readBinary(s, "abcde"));
+  s.shape = {2, 2};
+  EXPECT_NE(readBinary(s, std::string(12, '\0')).error().message.find("shape"), std::string::npos);
+  s.dtype = "i64";
+  s.shape = {};
+  int64_t i[2] = {7, -9};
+  EXPECT_EQ(*readBinary(s, std::string(reinterpret_cast<const char *>(i), sizeof i)), (std::vector<double>{7, -9}));
+}
+
+TEST(Outputs, EachToleranceDecides) {
+  OutputSpec s;
+  EXPECT_FALSE(compareOutputs(s, {1.0, 2.0}, {1.0 + 1e-12, 2.0}));           // rel default 1e-8
+  auto m = compareOutputs(s, {1.0, 2.0}, {1.0, 2.001});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->index, 1u);
+  EXPECT_NE(m->message.find("output 1 is 2.0009999999999999, the reference's 2"), std::string::npos) << m->message;
+  EXPECT_NE(compareOutputs(s, {1, 2}, {1})->message.find("1 outputs where the reference has 2"), std::string::npos);
+  s.tolerance = Tolerance::Exact;
+  EXPECT_TRUE(compareOutputs(s, {1.0}, {1.0 + 1e-15}));
+  s.tolerance = Tolerance::Abs;
+  s.atol = 0.01;
+  EXPECT_FALSE(compareOutputs(s, {100.0}, {100.009}));
+  EXPECT_TRUE(compareOutputs(s, {100.0}, {100.02}));
+  s.tolerance = Tolerance::Ulp;
+  s.ulps = 2;
+  EXPECT_FALSE(compareOutputs(s, {1.0}, {std::nextafter(std::nextafter(1.0, 2.0), 2.0)}));
+  EXPECT_TRUE(compareOutputs(s, {1.0}, {1.0 + 1e-12}));
+  EXPECT_FALSE(compareOutputs(s, {NAN}, {NAN})); // NaN where the reference has NaN
+  EXPECT_TRUE(compareOutputs(s, {1.0}, {NAN}));
+  OutputSpec f32;
+  f32.dtype = "f32";
+  EXPECT_EQ(tolerances(f32).first, 1e-4);
+}
+
+TEST(Statistics, MedianCiAndConvergence) {
+  Timing even = summarize({4, 1, 3, 2}, 0.02); // an even count: the mean of the middle two
+  EXPECT_DOUBLE_EQ(even.median, 2.5);
+  EXPECT_DOUBLE_EQ(even.mean, 2.5);
+  EXPECT_NEAR(even.stddev, std::sqrt(5.0 / 3.0), 1e-12);
+  EXPECT_NEAR(even.ci95, 3.182 * even.stddev / 2, 1e-9);
+  EXPECT_FALSE(even.converged);
+  Timing tight = summarize({1.0, 1.001, 0.999, 1.0}, 0.02);
+  EXPECT_TRUE(tight.converged);
+  Timing one = summarize({2.0}, 0.02);
+  EXPECT_EQ(one.median, 2.0);
+  EXPECT_FALSE(one.converged); // one sample says nothing about noise
+  EXPECT_EQ(summarize({}, 0.02).median, 0);
+}
+
+TEST(Init, FindsParametersAndWritesAManifestThatLoads) {
+  std::string src = "#ifndef N\n#define N 1024\n#endif\n#ifndef TILE\n#define TILE 64 // tile\n#endif\n"
+                    "#ifndef UNROLL\n#define UNROLL 1\n#endif\n#ifndef MODE\n#define MODE fast\n#endif\n"
+                    "#include <omp.h>\nint main() {\n#pragma omp parallel for schedule(runtime)\n"
+                    "for (int i = 0; i < N; ++i) ;\n}\n";
+  auto params = findParameters(src);
+  ASSERT_EQ(params.size(), 4u);
+  EXPECT_TRUE(params[0].sizesProblem); // N
+  EXPECT_FALSE(params[1].sizesProblem);
+  EXPECT_EQ(params[1].value, "64");
+  EXPECT_EQ(params[1].line, 5);
+  auto text = initManifest("prog.c", src, {4});
+  ASSERT_TRUE(text) << text.error().message;
+  auto m = parseManifest("/tmp/x/hone.toml", *text);
+  ASSERT_TRUE(m) << m.error().message << "\n" << *text;
+  EXPECT_FALSE(m->knob("N")); // a size is not a knob
+  ASSERT_TRUE(m->knob("TILE"));
+  EXPECT_EQ(m->knob("TILE")->values[m->knob("TILE")->defaultIndex], "64");
+  EXPECT_GE(m->knob("TILE")->values.size(), 5u);
+  EXPECT_EQ(m->knob("UNROLL")->values, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(m->knob("OMP_NUM_THREADS")->values, (std::vector<std::string>{"", "1", "2", "4"}));
+  EXPECT_TRUE(m->knob("OMP_SCHEDULE"));
+  EXPECT_EQ(m->flags, "-O2 -fopenmp");
+  EXPECT_NE(text->find("N = 1024 (line 2)"), std::string::npos);
+  EXPECT_FALSE(initManifest("prog.py", "", {}));
+  auto cuda = initManifest("k.cu", "#ifndef BLOCK\n#define BLOCK 128\n#endif\n", {2});
+  ASSERT_TRUE(cuda);
+  auto cm = parseManifest("/tmp/y/hone.toml", *cuda);
+  ASSERT_TRUE(cm) << cm.error().message;
+  EXPECT_EQ(cm->language, "cuda");
+  EXPECT_NE(cm->buildCommand.find("nvcc"), std::string::npos);
+  EXPECT_FALSE(cm->knob("OMP_NUM_THREADS"));
+}
+
+// ---- diagnosis, rules, catalogue -----------------------------------------------------
+
+namespace {
+KernelProfile syntheticProfile() {
+  KernelProfile p;
+  p.cores = 4;
+  CachegrindData cg;
+  cg.events = {"Ir", "Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw"};
+  CostLine hot{"mm.c", "main", 20, {{"Ir", 800}, {"Dr", 400}, {"Dw", 0}, {"D1mr", 200}, {"D1mw", 0}, {"DLmr", 1}}};
+  CostLine cold{"mm.c", "main", 5, {{"Ir", 200}, {"Dr", 100}, {"D1mr", 0}}};
+  cg.lines = {hot, cold};
+  cg.functions = {{"mm.c", "main", 0, {{"Ir", 1000}, {"Dr", 500}, {"D1mr", 200}}}};
+  cg.totals = {{"Ir", 1000}};
+  p.cachegrind = cg;
+  p.remarks = {{"mm.c", 20, 5, "missed", "not vectorized: complicated access pattern.", ""},
+               {"mm.c", 40, 5, "missed", "couldn't vectorize loop", ""}};
+  PerfStat perf;
+  perf.cpusUtilized = 1.0;
+  p.perf = perf;
+  McaReport mca;
+  mca.iterations = 100;
+  mca.totalCycles = 400;
+  mca.blockRThroughput = 1;
+  mca.dataDependencies = 70;
+  p.mca = mca;
+  p.mcaLoop = "mm.c:20";
+  p.ptxas = {{"k(float*)", "sm_90", 96, 1, 49152, 0, 16, 16, 0}};
+  return p;
+}
+std::set<std::string> kindsOf(const json &d) {
+  std::set<std::string> out;
+  for (const auto &b : d["bottlenecks"])
+    out.insert(b["kind"].get<std::string>());
+  return out;
+}
+} // namespace
+
+TEST(Diagnose, FindingsCiteTheirNumbersAndRank) {
+  json d = diagnose(syntheticProfile());
+  EXPECT_EQ(d["schema"], 1);
+  auto kinds = kindsOf(d);
+  for (const char *k : {"cache-misses", "not-vectorized-stride", "serial", "dependency-chain", "register-spills",
+                        "occupancy-registers", "occupancy-shared"})
+    EXPECT_TRUE(kinds.count(k)) << k << " in " << d.dump(1);
+  double last = 2;
+  for (const auto &b : d["bottlenecks"]) { // ranked by share
+    EXPECT_LE(b["share"].get<double>(), last);
+    last = b["share"].get<double>();
+    EXPECT_TRUE(b.contains("numbers"));
+    EXPECT_FALSE(b["detail"].get<std::string>().empty());
+  }
+  for (const auto &b : d["bottlenecks"])
+    if (b["kind"] == "cache-misses") {
+      EXPECT_EQ(b["line"], 20);
+      EXPECT_DOUBLE_EQ(b["numbers"]["d1_miss_rate"].get<double>(), 0.5);
+      EXPECT_NE(b["detail"].get<std::string>().find("50.0%"), std::string::npos);
+    }
+  // A plain "couldn't vectorize" without a reason is no finding; the thresholds are honoured.
+  Thresholds strict;
+  strict.d1MissRate = 0.9;
+  strict.usedCoresFraction = 0.1;
+  auto fewer = kindsOf(diagnose(syntheticProfile(), strict));
+  EXPECT_FALSE(fewer.count("cache-misses"));
+  EXPECT_FALSE(fewer.count("serial"));
+  KernelProfile gpu = syntheticProfile();
+  gpu.gpu = true; // a GPU program's host is serial by design
+  EXPECT_FALSE(kindsOf(diagnose(gpu)).count("serial"));
+}
+
+TEST(Diagnose, NcuFindings) {
+  KernelProfile p;
+  NcuKernel k{"0", "sweep", "(8,8,1)", "(1,1,1)", {}, {}};
+  k.metrics = {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1600},
+               {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 100},
+               {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", 50},
+               {"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 100},
+               {"sm__warps_active.avg.pct_of_peak_sustained_active", 30},
+               {"smsp__thread_inst_executed_per_inst_executed.ratio", 12},
+               {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 85},
+               {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 20}};
+  p.ncu = {k};
+  auto kinds = kindsOf(diagnose(p));
+  for (const char *kind : {"uncoalesced", "bank-conflicts", "low-occupancy", "divergence", "memory-bound"})
+    EXPECT_TRUE(kinds.count(kind)) << kind;
+}
+
+TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
+  auto guide = hone::autoguide::AutoGuide::withDefaults();
+  ASSERT_TRUE(guide) << guide.error().message;
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue) << catalogue.error().message;
+  size_t cpu = 0, gpu = 0;
+  for (const auto &t : *catalogue) {
+    (t.target == "cpu" ? cpu : gpu)++;
+    EXPECT_FALSE(t.reference.empty()) << t.id;
+  }
+  EXPECT_GE(cpu, 15u);
+  EXPECT_GE(gpu, 10u);
+  std::set<std::string> ruled;
+  for (const auto &r : guide->rules()) {
+    if (r.domain != "kernel")
+      continue;
+    if (r.match == hone::autoguide::MatchKind::Bottleneck) {
+      ruled.insert(r.pattern);
+      EXPECT_FALSE(r.transformations.empty()) << r.id;
+    }
+    for (const auto &t : r.transformations)
+      EXPECT_TRUE(std::any_of(catalogue->begin(), catalogue->end(), [&](const Transformation &x) { return x.id == t; }))
+          << r.id << " names " << t;
+  }
+  KernelProfile p = syntheticProfile();
+  json d = diagnose(p);
+  KernelProfile n;
+  n.ncu = {{"0", "k", "", "", {{"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1600}, {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 100}, {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 90}, {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 10}}, {}}};
+  for (const json &diag : {d, diagnose(n)})
+    for (const auto &b : diag["bottlenecks"])
+      EXPECT_TRUE(ruled.count(b["kind"].get<std::string>())) << "no rule explains " << b["kind"];
+  // The rules explain with the finding's numbers and carry the action.
+  auto findings = guide->interpret("", d, "kernel");
+  bool cited = false;
+  for (const auto &f : findings)
+    if (f.rule == "kernel-cache-misses") {
+      cited = f.explanation.find("50.0%") != std::string::npos;
+      EXPECT_EQ(f.transformations.front(), "loop-tiling");
+      EXPECT_EQ(f.subject["line"], 20);
+    }
+  EXPECT_TRUE(cited);
+}
+
+TEST(Diagnose, FailureRulesReadHonesOwnMessages) {
+  auto guide = hone::autoguide::AutoGuide::withDefaults();
+  ASSERT_TRUE(guide);
+  auto fired = [&](const std::string &raw) {
+    std::set<std::string> out;
+    for (const auto &f : guide->interpret(raw, json(), "kernel"))
+      out.insert(f.rule);
+    return out;
+  };
+  EXPECT_TRUE(fired("k.c:12:5: error: 'x' undeclared").count("kernel-compile-error"));
+  EXPECT_TRUE(fired("wrong result on seed 1001: output 3 is 2.5, the reference's 2 (difference 0.5, allowed 2e-08)")
+                  .count("kernel-wrong-result"));
+  EXPECT_TRUE(fired("outputs do not change with the input: seeds 1001 and 1002").count("kernel-constant-output"));
+  EXPECT_TRUE(fired("seed 1001: timed out after 2.0 s").count("kernel-timeout"));
+  EXPECT_TRUE(fired("seed 1001: killed by signal 11").count("kernel-crash"));
+}
+
+TEST(Catalogue, BadFilesAreLocated) {
+  auto c = parseCatalogue("t.toml", "[[transformation]]\nid = \"x\"\nname = \"X\"\ntarget = \"fpga\"\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("t.toml:4:"), std::string::npos) << c.error().message;
+  c = parseCatalogue("t.toml", "[[transformation]]\nid = \"x\"\nname = \"X\"\ntarget = \"cpu\"\nchanges = \"c\"\n"
+                               "effect = \"e\"\nrisk = \"r\"\nreference = \"R\"\nknob_roles = [\"tiles\"]\n");
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("unknown knob role"), std::string::npos);
+}
+
+// ---- the knob space and the guided agent ----------------------------------------------
+
+TEST(KnobSpace, DefaultsFirstAndRendering) {
+  Manifest m = manifest();
+  KnobSpace s(m);
+  EXPECT_EQ(s.sizes(), (std::vector<size_t>{3, 3, 2}));
+  auto v = s.values({0, 0, 0});
+  EXPECT_EQ(v, defaultValues(m));
+  EXPECT_EQ(s.values({1, 0, 0}).at("TILE"), "8");
+  auto parsed = parseVariant(m, s.render({2, 1, 1}));
+  ASSERT_FALSE(parsed); // TILE 32 violates the constraint: a rendered variant is still checked
+  auto ok = parseVariant(m, s.render({1, 1, 1}));
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->knobs.at("OMP_NUM_THREADS"), "1");
+}
+
+namespace {
+using hone::engine::Candidate;
+using hone::engine::EvalResult;
+using hone::engine::Step;
+
+/// A synthetic kernel: time falls with a bigger TILE up to 16 (8 fails validation), flags help a little.
+Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings) {
+  Step s;
+  s.candidate = c;
+  auto v = parseVariant(m, c.artifact);
+  if (!v) {
+    s.result.status = hone::engine::EvalStatus::Rejected;
+    return s;
+  }
+  if (v->knobs.at("TILE") == "8") {
+    s.result.status = hone::engine::EvalStatus::Invalid;
+    s.result.error = "wrong result";
+    return s;
+  }
+  double t = v->knobs.at("TILE") == "16" ? 1.0 : 2.0;
+  if (v->knobs.at("flags") == "-O3")
+    t *= 0.8;
+  s.result.score = 2.0 / t;
+  s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+  if (withFindings)
+    s.feedback = {{"findings", json::array({{{"rule", "kernel-cache-misses"},
+                                             {"evidence", "mm.c:20 misses L1 on 50% of its references"},
+                                             {"transformations", json::array({"loop-tiling"})}}})}};
+  return s;
+}
+} // namespace
+
+TEST(GuidedKernelAgent, ActsOnTheDiagnosisAndKeepsImprovements) {
+  Manifest m = manifest();
+  m.constraints.clear();
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  KnobValues start = defaultValues(m);
+  start["TILE"] = "32";
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant({start, {}}), "a start with TILE 32");
+  std::vector<Step> steps;
+  std::set<std::string> seen;
+  for (int i = 0; i < 8; ++i) {
+    auto proposed = agent->propose(1);
+    if (proposed.empty())
+      break;
+    ASSERT_TRUE(seen.insert(proposed[0].hash).second) << "proposed twice: " << proposed[0].artifact;
+    Step s = evaluateSynthetic(m, proposed[0], true);
+    steps.push_back(s);
+    agent->notify({s});
+  }
+  ASSERT_GE(steps.size(), 3u);
+  // The first edit after the start is a tiling edit that cites the finding and the literature.
+  EXPECT_NE(steps[1].candidate.rationale.find("TILE 32 ->"), std::string::npos) << steps[1].candidate.rationale;
+  EXPECT_NE(steps[1].candidate.rationale.find("misses L1"), std::string::npos);
+  EXPECT_NE(steps[1].candidate.rationale.find("Wolf & Lam"), std::string::npos);
+  // It reaches TILE 16 with -O3 (the synthetic optimum) and never goes back to a worse base.
+  double best = 0;
+  for (const auto &s : steps)
+    best = std::max(best, s.result.score);
+  EXPECT_DOUBLE_EQ(best, 2.0 / 0.8);
+}
+
+TEST(GuidedKernelAgent, DeterministicForResume) {
+  Manifest m = manifest();
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto run = [&] {
+    auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
+    std::vector<std::string> out;
+    for (int i = 0; i < 6; ++i) {
+      auto p = agent->propose(1);
+      if (p.empty())
+        break;
+      out.push_back(p[0].hash);
+      agent->notify({evaluateSynthetic(m, p[0], false)});
+    }
+    return out;
+  };
+  EXPECT_EQ(run(), run());
+}

@@ -1,0 +1,212 @@
+// The tune module: the run's configuration (round trip, version 1, strict
+// keys), the registry (domains, agents, help), and a whole session on a toy
+// domain registered here -- which is what a third domain would do.
+#include "tune/Config.h"
+#include "tune/Domain.h"
+#include "tune/SearchAgents.h"
+#include "tune/Session.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace hone::tune;
+using nlohmann::json;
+
+TEST(TuneConfig, RoundTrip) {
+  TuneConfig c;
+  c.domain = "kernel";
+  c.options = {{"project", "/p"}};
+  c.agent = "ensemble";
+  c.iterations = 42;
+  c.seed = 7;
+  c.start = "x";
+  c.target = 1.5;
+  c.baseline = 0.25;
+  c.baselineLabel = "the reference";
+  auto back = TuneConfig::fromJson(c.toJson());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->toJson(), c.toJson());
+  EXPECT_EQ(back->domain, "kernel");
+  EXPECT_EQ(back->options["project"], "/p");
+  EXPECT_EQ(*back->target, 1.5);
+  c.agent = "llm";
+  c.llm.client.model = "m";
+  c.llm.optimizer = "opro";
+  back = TuneConfig::fromJson(c.toJson());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->llm.optimizer, "opro");
+  EXPECT_EQ(back->llm.client.model, "m");
+}
+
+TEST(TuneConfig, VersionOneIsTheMappingDomain) {
+  json v1{{"app", "circuit"}, {"machine", "p100x4"}, {"agent", "guided"}, {"iterations", 10}, {"seed", 1},
+          {"noise", 0.0},     {"evaluator", "model"}, {"baseline", 2.0}};
+  auto c = TuneConfig::fromJson(v1);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->domain, "mapping");
+  EXPECT_EQ(c->options["app"], "circuit");
+  EXPECT_EQ(c->options["evaluator"], "model");
+  EXPECT_EQ(c->baseline, 2.0);
+}
+
+TEST(TuneConfig, StrictAndVersioned) {
+  TuneConfig c;
+  json j = c.toJson();
+  j["iteratons"] = 5;
+  auto bad = TuneConfig::fromJson(j);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("unknown key 'iteratons'; did you mean 'iterations'?"), std::string::npos)
+      << bad.error().message;
+  j = c.toJson();
+  j["config_version"] = kConfigVersion + 1;
+  EXPECT_NE(TuneConfig::fromJson(j).error().message.find("newer hone"), std::string::npos);
+  EXPECT_FALSE(TuneConfig::fromJson(json::array()));
+  j = c.toJson();
+  j["iterations"] = "ten";
+  EXPECT_FALSE(TuneConfig::fromJson(j));
+}
+
+// ---- a toy domain: a number to guess -----------------------------------------------
+
+namespace {
+
+class Digits final : public CategoricalSpace {
+public:
+  std::vector<size_t> sizes() const override { return {10, 10}; }
+  std::string render(const std::vector<int> &a) const override { return std::to_string(a[0] * 10 + a[1]); }
+};
+
+class Guess final : public Problem {
+public:
+  std::string subject() const override { return "guess"; }
+  std::string machine() const override { return "toy"; }
+  hone::engine::EvalResult evaluate(const hone::engine::Candidate &c) override {
+    hone::engine::EvalResult r;
+    int x = std::atoi(c.artifact.c_str());
+    if (x == 13) {
+      r.status = hone::engine::EvalStatus::Invalid;
+      r.error = "unlucky";
+      return r;
+    }
+    double value = 100.0 - std::abs(x - 42);
+    r.metrics["value"] = value;
+    r.score = baseline_ > 0 ? value / baseline_ : value;
+    return r;
+  }
+  std::pair<std::string, std::string> reference() const override { return {"0", "zero"}; }
+  double baselineOf(const hone::engine::EvalResult &r) const override { return r.metrics.at("value"); }
+  std::string baselineMetricName() const override { return "value"; }
+  void setBaseline(double b) override { baseline_ = b; }
+  std::pair<std::string, std::string> defaultStart() const override { return {"0", "zero"}; }
+  hone::support::Expected<bool> checkStart(const std::string &, const std::string &) const override { return true; }
+  const CategoricalSpace *space() const override { return &digits_; }
+  hone::support::Expected<std::string> writeBest(const hone::engine::Step &, const std::string &path,
+                                                 const std::string &) const override {
+    return path;
+  }
+  std::string defaultBestPath(int64_t id) const override { return "best-" + std::to_string(id); }
+
+private:
+  Digits digits_;
+  double baseline_ = 0;
+};
+
+class GuessDomain final : public Domain {
+public:
+  std::string name() const override { return "guess"; }
+  hone::support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const override {
+    JsonReader r(config.options, "guess options");
+    try {
+      r.finish();
+    } catch (const std::exception &e) {
+      return hone::support::Error{e.what()};
+    }
+    return std::unique_ptr<Problem>(std::make_unique<Guess>());
+  }
+};
+
+struct TempDb {
+  std::string path = (std::filesystem::temp_directory_path() / ("hone-tune-" + std::to_string(getpid()) + ".db")).string();
+  ~TempDb() {
+    for (const char *suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+  }
+};
+
+void registerGuess() {
+  Registry &r = Registry::instance();
+  r.addDomain(std::make_unique<GuessDomain>());
+  registerSearchAgents(r);
+}
+
+} // namespace
+
+TEST(Registry, DomainsAndAgentsByName) {
+  registerGuess();
+  Registry &r = Registry::instance();
+  ASSERT_TRUE(r.domain("guess"));
+  EXPECT_FALSE(r.domain("nonesuch"));
+  EXPECT_TRUE(r.agent("guess", "random"));
+  EXPECT_TRUE(r.agent("guess", "ensemble"));
+  EXPECT_FALSE(r.agent("guess", "guided")); // no domain-specific agent was registered for it
+  EXPECT_NE(r.agentHelp("guess").find("random:"), std::string::npos);
+}
+
+TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
+  registerGuess();
+  TempDb db;
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "ensemble";
+  c.iterations = 30;
+  c.seed = 3;
+  SessionOptions so;
+  so.db = db.path;
+  auto report = runTune(c, so);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->outcome.progress.evaluations, 30u);
+  EXPECT_EQ(c.baseline, 58); // the reference "0" scores 100 - 42
+  EXPECT_GT(report->outcome.progress.bestScore, 1.0);
+  EXPECT_EQ(report->bestFile, "best-" + std::to_string(report->runId));
+  auto store = hone::store::Store::open(db.path);
+  ASSERT_TRUE(store);
+  auto run = (*store)->run(report->runId);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->domain, "guess");
+  EXPECT_EQ(run->app, "guess");
+  EXPECT_EQ((*store)->steps(report->runId).size(), 30u);
+  // Resuming a finished run with a bigger budget continues from what the store holds.
+  auto stored = TuneConfig::fromJson(run->config);
+  ASSERT_TRUE(stored) << stored.error().message;
+  stored->iterations = 40;
+  so.resumeRun = report->runId;
+  auto resumed = runTune(*stored, so);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  EXPECT_EQ(resumed->outcome.progress.evaluations, 40u);
+  EXPECT_EQ((*store)->steps(report->runId).size(), 40u);
+}
+
+TEST(Session, UsageErrorsBeforeAnythingRuns) {
+  registerGuess();
+  TempDb db;
+  SessionOptions so;
+  so.db = db.path;
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "guided";
+  auto r = runTune(c, so);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("--agent: 'guided' is not one of"), std::string::npos) << r.error().message;
+  c.agent = "random";
+  c.feedback = "everything";
+  EXPECT_NE(runTune(c, so).error().message.find("--feedback"), std::string::npos);
+  c.feedback = "exec";
+  c.domain = "nonesuch";
+  EXPECT_NE(runTune(c, so).error().message.find("unknown domain 'nonesuch'"), std::string::npos);
+  c.domain = "guess";
+  c.options = {{"bogus", 1}};
+  EXPECT_NE(runTune(c, so).error().message.find("unknown key 'bogus'"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(db.path)); // nothing was created for a run that never started
+}
