@@ -46,8 +46,12 @@ RunSummary summarize(const std::vector<store::StepRecord> &steps) {
   return s;
 }
 
+/// What a run's candidates are called: mappers, kernel variants.
+std::string artifactName(const store::RunInfo &r) { return r.domain == "kernel" ? "variant" : "mapper"; }
+
 json runJson(const store::RunInfo &r, const RunSummary &s, const store::RunUsage &u) {
   return {{"id", r.id},
+          {"domain", r.domain},
           {"created_at", r.createdAt},
           {"app", r.app},
           {"machine", r.machine},
@@ -144,7 +148,7 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
               {"diagnostics", parent ? parent->feedback : json()},
               {"change", parent ? json(unifiedDiff(parent->artifact, s.artifact)) : json()},
               {"rationale", s.rationale},
-              {"mapper", s.artifact},
+              {artifactName(run), s.artifact},
               {"result",
                {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error},
                 {"seconds", s.seconds}}},
@@ -153,13 +157,13 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
 }
 
 /// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
-void printStep(const store::StepRecord &s) {
+void printStep(const store::RunInfo &run, const store::StepRecord &s) {
   std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
                            s.status == "ok" ? fmt::format(", score {:.4g}", s.score) : ": " + s.error);
   std::cout << fmt::format("rationale: {}\n", s.rationale);
   if (!s.parent.empty())
     std::cout << fmt::format("derived from: {}\n", s.parent);
-  std::cout << "\n--- mapper " << s.hash << " ---\n" << s.artifact;
+  std::cout << "\n--- " << artifactName(run) << " " << s.hash << " ---\n" << s.artifact;
   if (!s.artifact.empty() && s.artifact.back() != '\n')
     std::cout << "\n";
   std::cout << "\n--- feedback ---\n" << mapping::feedbackText(s.feedback);
@@ -184,10 +188,10 @@ void addShowCommand(CLI::App &app, Action &action) {
     std::optional<int64_t> step;
   };
   auto opts = std::make_shared<Options>();
-  auto *cmd = app.add_subcommand("show", "Show a run: its configuration, best mapper and trajectory");
+  auto *cmd = app.add_subcommand("show", "Show a run: its configuration, best mapper or kernel variant, and trajectory");
   cmd->add_option("run", opts->run, "Run id")->required();
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
-  cmd->add_flag("--best", opts->best, "Print the best mapper");
+  cmd->add_flag("--best", opts->best, "Print the best mapper (or kernel variant)");
   cmd->add_flag("--trajectory", opts->trajectory, "Print every step with the best score so far");
   cmd->add_option("--step", opts->step, "Print one step: its mapper, result, feedback and (LLM runs) conversation");
   cmd->add_flag("--json", opts->json, "Print one JSON object");
@@ -208,13 +212,13 @@ void addShowCommand(CLI::App &app, Action &action) {
         if (opts->json)
           std::cout << stepJson(*run, steps, static_cast<size_t>(*opts->step)).dump(2) << "\n";
         else
-          printStep(steps[static_cast<size_t>(*opts->step)]);
+          printStep(*run, steps[static_cast<size_t>(*opts->step)]);
         return kOk;
       }
       if (opts->json) {
         json j = runJson(*run, s, opened->store->runUsage(run->id));
         if (s.best)
-          j["best_mapper"] = steps[*s.best].artifact;
+          j["best_" + artifactName(*run)] = steps[*s.best].artifact;
         json traj = json::array();
         double bestSoFar = 0;
         for (const auto &step : steps) {
@@ -268,7 +272,8 @@ void addShowCommand(CLI::App &app, Action &action) {
                                    step.status == "ok" ? fmt::format("{:.4g}", step.score) : "-", bestSoFar, what);
         }
       } else {
-        std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the mapper)\n", run->id);
+        std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the {1})\n", run->id,
+                                 artifactName(*run));
       }
       return kOk;
     };

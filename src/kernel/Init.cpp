@@ -48,13 +48,15 @@ std::vector<std::string> valuesFor(const std::string &name, long long def) {
   std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
   std::set<long long> v{def};
   auto has = [&](const char *w) { return upper.find(w) != std::string::npos; };
+  // Unroll factors include 3: an odd factor is worth trying, and it is the one that finds a
+  // missing remainder loop (validation rejects it then).
   if (def == 0 || def == 1) {
     if (has("UNROLL") || has("ACC") || has("VEC") || has("ITEMS"))
-      v.insert({1, 2, 4, 8});
+      v.insert({1, 2, 3, 4, 8});
     else
       v.insert({0, 1});
   } else if (has("UNROLL") || has("ACC") || has("ITEMS")) {
-    v.insert({1, 2, 4, 8, 16});
+    v.insert({1, 2, 3, 4, 8, 16});
   } else if (def > 0 && (def & (def - 1)) == 0) { // a power of two: the neighbouring powers
     for (long long p = std::max(1LL, def / 64); p <= def * 4; p *= 2)
       v.insert(p);

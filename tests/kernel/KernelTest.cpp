@@ -285,7 +285,7 @@ TEST(Init, FindsParametersAndWritesAManifestThatLoads) {
   ASSERT_TRUE(m->knob("TILE"));
   EXPECT_EQ(m->knob("TILE")->values[m->knob("TILE")->defaultIndex], "64");
   EXPECT_GE(m->knob("TILE")->values.size(), 5u);
-  EXPECT_EQ(m->knob("UNROLL")->values, (std::vector<std::string>{"1", "2", "4", "8"}));
+  EXPECT_EQ(m->knob("UNROLL")->values, (std::vector<std::string>{"1", "2", "3", "4", "8"}));
   EXPECT_EQ(m->knob("OMP_NUM_THREADS")->values, (std::vector<std::string>{"", "1", "2", "4"}));
   EXPECT_TRUE(m->knob("OMP_SCHEDULE"));
   EXPECT_EQ(m->flags, "-O2 -fopenmp");
