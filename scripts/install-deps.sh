@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
 )
 
 missing=()

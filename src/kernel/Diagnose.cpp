@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <unistd.h>
 #include <cmath>
@@ -44,6 +45,8 @@ bool onPath(const std::string &tool) {
 std::string projectRelative(const Manifest &m, const std::string &path) {
   std::error_code ec;
   fs::path p = fs::path(path).is_absolute() ? fs::path(path) : fs::path(m.dir) / path;
+  if (path.empty() || !fs::is_regular_file(p, ec)) // "???" (no debug information), a library's own sources
+    return "";
   fs::path rel = fs::relative(fs::weakly_canonical(p, ec), fs::weakly_canonical(m.dir, ec), ec);
   if (ec || rel.empty())
     return "";
@@ -353,9 +356,15 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     for (const CostLine *c : hot)
       if (c->file == r.file && std::abs(c->line - r.line) <= 2)
         share = std::max(share, event(*c, "Ir") / std::max(1.0, p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 1.0));
+    std::string why = r.message;
+    for (const char *prefix : {"not vectorized: ", "loop not vectorized: "})
+      if (why.rfind(prefix, 0) == 0)
+        why = why.substr(std::strlen(prefix));
+    while (!why.empty() && (why.back() == '.' || why.back() == ' '))
+      why.pop_back();
     add(kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
-        fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, r.message), {{"hot_share", share}},
-        r.file, r.line);
+        fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, why), {{"hot_share", share}}, r.file,
+        r.line);
   }
 
   if (p.perf && !p.gpu && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {

@@ -1,0 +1,70 @@
+// libFuzzer targets over the kernel domain's parsers, one binary each
+// (HONE_FUZZ_PARSER selects): the manifest, a variant, and every profiler
+// report hone reads. Each parser must return a value or an error on any
+// input -- never crash, hang, leak or trip a sanitizer -- and what it
+// returns must be usable (the diagnosis runs on every profile it yields).
+#include "kernel/Diagnose.h"
+#include "kernel/Manifest.h"
+#include "kernel/Profile.h"
+#include "kernel/Runner.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+using namespace hone::kernel;
+
+namespace {
+const Manifest &fixedManifest() {
+  static const Manifest m = [] {
+    auto parsed = parseManifest("/fuzz/hone.toml", "[project]\nsources = [\"k.c\"]\neditable = [\"k.c\"]\n"
+                                                   "[build]\ncommand = \"cc {sources} -o {out}\"\n[run]\n"
+                                                   "[[knob]]\nname = \"TILE\"\nvalues = [1, 2, 4]\n"
+                                                   "constraints = [\"TILE * 2 <= 8\"]\n");
+    return parsed ? *parsed : Manifest{};
+  }();
+  return m;
+}
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > 256 * 1024)
+    return 0;
+  std::string text(reinterpret_cast<const char *>(data), size);
+  KernelProfile p;
+#if HONE_FUZZ_PARSER == 0
+  if (auto m = parseManifest("/fuzz/hone.toml", text)) {
+    (void)checkValues(*m, defaultValues(*m));
+    (void)renderVariant(referenceVariant(*m));
+  }
+  return 0;
+#elif HONE_FUZZ_PARSER == 1
+  if (auto v = parseVariant(fixedManifest(), text))
+    (void)parseVariant(fixedManifest(), renderVariant(*v)); // what it renders, it reads
+  return 0;
+#elif HONE_FUZZ_PARSER == 2
+  if (auto c = parseCachegrind(text))
+    p.cachegrind = *c;
+#elif HONE_FUZZ_PARSER == 3
+  if (auto r = parseGccRemarks(text))
+    p.remarks = *r;
+  if (auto r = parseClangRemarks(text))
+    p.remarks.insert(p.remarks.end(), r->begin(), r->end());
+#elif HONE_FUZZ_PARSER == 4
+  if (auto s = parsePerfStat(text))
+    p.perf = *s;
+#elif HONE_FUZZ_PARSER == 5
+  if (auto m = parseLlvmMca(text))
+    p.mca = *m;
+  (void)extractHotLoop(text, "k.c", 3);
+#elif HONE_FUZZ_PARSER == 6
+  if (auto k = parsePtxas(text))
+    p.ptxas = *k;
+#elif HONE_FUZZ_PARSER == 7
+  if (auto k = parseNcuCsv(text))
+    p.ncu = *k;
+#endif
+  (void)diagnose(p);
+  (void)toJson(p);
+  return 0;
+}
