@@ -15,7 +15,7 @@
 using namespace hone::kernel;
 
 namespace {
-const Manifest &fixedManifest() {
+[[maybe_unused]] const Manifest &fixedManifest() {
   static const Manifest m = [] {
     auto parsed = parseManifest("/fuzz/hone.toml", "[project]\nsources = [\"k.c\"]\neditable = [\"k.c\"]\n"
                                                    "[build]\ncommand = \"cc {sources} -o {out}\"\n[run]\n"

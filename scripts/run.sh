@@ -2,7 +2,8 @@
 # README command 1: installs what is needed, builds hone, and runs its main
 # job on built-in defaults: tune the circuit mapper with the guided agent on
 # the performance model of the paper's 4-GPU node, starting from the expert
-# mapper, and show the result.
+# mapper, and show the result; then tune a real kernel (the example suite's
+# matmul, built, validated and timed on this machine) with the guided agent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -17,3 +18,6 @@ echo "== hone tune --app circuit --agent guided --iterations 10 --db runs/hone.d
 echo
 echo "== hone simulate runs/circuit-best.map --app circuit (the best mapper found)"
 "$HONE" simulate runs/circuit-best.map --app circuit
+echo
+echo "== hone tune --kernel examples/kernels/matmul --agent guided --iterations 8 --db runs/kernels.db --out runs/matmul-best"
+"$HONE" tune --kernel examples/kernels/matmul --agent guided --iterations 8 --db runs/kernels.db --out runs/matmul-best

@@ -319,9 +319,11 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
   // Hot lines: where the instructions go, and how their data references miss.
   std::vector<const CostLine *> hot;
   if (p.cachegrind) {
-    double total = 0;
-    for (const auto &c : p.cachegrind->functions)
-      total += event(c, "Ir");
+    // Shares of the whole program's instructions (libraries included), as `hone kernel profile` prints them.
+    double total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;
+    if (total <= 0)
+      for (const auto &c : p.cachegrind->functions)
+        total += event(c, "Ir");
     for (const auto &c : p.cachegrind->lines) {
       double ir = event(c, "Ir");
       if (total <= 0 || ir / total < t.hotShare)

@@ -78,7 +78,8 @@ TEST(Store, AnOlderStoreIsMigratedAndKeepsItsSteps) {
   // Make it the version-1 store an earlier hone wrote: no agent notes, no usage.
   sqlite3 *raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE agent_notes; DROP TABLE run_usage; PRAGMA user_version = 1;", nullptr,
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE agent_notes; DROP TABLE run_usage; ALTER TABLE runs DROP COLUMN domain; "
+                         "PRAGMA user_version = 1;", nullptr,
                          nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(raw);
