@@ -2,6 +2,7 @@
 // example mapper and for a synthetic 100-line mapper (target: under 1 ms),
 // formatting, and placing every point of a launch with the interpreter.
 // Run through bench/run.sh, which prints a table.
+#include "BenchUtil.h"
 #include "dsl/Formatter.h"
 #include "dsl/Frontend.h"
 #include "dsl/Interpreter.h"
@@ -13,7 +14,6 @@
 
 namespace {
 
-const char *kApps[] = {"circuit", "stencil", "pennant", "cannon", "summa", "pumma", "johnson", "solomonik", "cosma"};
 
 std::string readExample(const std::string &app) {
   std::ifstream in(std::string(HONE_SOURCE_DIR) + "/examples/mappers/" + app + ".map");
@@ -77,7 +77,7 @@ void BM_PlaceLaunch(benchmark::State &state) {
 }
 
 int registerAll() {
-  for (const char *app : kApps) {
+  for (const std::string &app : hone::bench::exampleApps()) {
     std::string text = readExample(app);
     benchmark::RegisterBenchmark((std::string("check/") + app).c_str(), BM_Check, text)
         ->Unit(benchmark::kMicrosecond);

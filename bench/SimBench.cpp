@@ -4,6 +4,7 @@
 // problem size and node count. The context (models, instantiation) is built
 // once, as a tuner does; each iteration is one whole simulation.
 // Run through bench/run.sh, which prints a table.
+#include "BenchUtil.h"
 #include "dsl/Frontend.h"
 #include "model/App.h"
 #include "model/Catalog.h"
@@ -65,7 +66,7 @@ void run(benchmark::State &state, const std::string &app, const std::string &mac
 }
 
 void registerAll() {
-  for (const char *app : {"circuit", "stencil", "pennant", "cannon", "summa", "pumma", "johnson", "solomonik", "cosma"})
+  for (const std::string &app : hone::bench::exampleApps())
     benchmark::RegisterBenchmark((std::string("simulate/") + app).c_str(),
                                  [app](benchmark::State &s) { run(s, app, "p100x4", std::nullopt); })
         ->Unit(benchmark::kMicrosecond);

@@ -14,7 +14,7 @@
 # seeds) and the tokens and money the LLM runs used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-apps="circuit stencil pennant cannon summa pumma johnson solomonik cosma"
+apps=$(for m in examples/mappers/*.map; do basename "$m" .map; done | tr '\n' ' ')  # every app with an expert mapper
 seeds=3
 iterations=10
 db=runs/llm-comparison.db

@@ -35,7 +35,8 @@ time_of() { "$hone" simulate "$1" --app "$2" --machine "$3" --json 2>/dev/null |
 {
   echo "| app | mapper | machine | time | throughput | vs expert | notes |"
   echo "|---|---|---|---|---|---|---|"
-  for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
+  for mapper in examples/mappers/*.map; do
+    app=$(basename "$mapper" .map)
     for machine in p100x4 p100x4-2nodes; do
       e=$(time_of examples/mappers/$app.map $app $machine)
       row expert examples/mappers/$app.map $app $machine "$e"

@@ -21,7 +21,7 @@ done
 HONE=./build/src/cli/hone
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-apps="circuit stencil pennant cannon summa pumma johnson solomonik cosma"
+apps=$(for m in examples/mappers/*.map; do basename "$m" .map; done | tr '\n' ' ')  # every app with an expert mapper
 
 for app in $apps; do
   for seed in $(seq 1 "$seeds"); do

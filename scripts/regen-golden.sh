@@ -9,7 +9,8 @@ if [ ! -x "$HONE" ]; then
   echo "regen-golden: $HONE not found; build first (scripts/build.sh)" >&2
   exit 2
 fi
-apps=(circuit stencil pennant cannon summa pumma johnson solomonik cosma)
+apps=()
+for m in examples/mappers/*.map; do apps+=("$(basename "$m" .map)"); done
 mkdir -p tests/golden/tokens tests/golden/ast tests/golden/fmt
 for app in "${apps[@]}"; do
   "$HONE" dump --emit=tokens "examples/mappers/$app.map" > "tests/golden/tokens/$app.txt"
@@ -21,4 +22,9 @@ mkdir -p tests/golden/legion
 for app in "${apps[@]}"; do
   "$HONE" compile "examples/mappers/$app.map" > "tests/golden/legion/${app}_mapper.cc.golden"
 done
-echo "regen-golden: wrote $(( ${#apps[@]} * 3 + 1 )) files"
+# The simulator's contract (the profile AutoGuide and the agents read): simulate --json of every expert mapper.
+mkdir -p tests/golden/simulate
+for app in "${apps[@]}"; do
+  "$HONE" simulate "examples/mappers/$app.map" --app "$app" --json > "tests/golden/simulate/$app.json"
+done
+echo "regen-golden: wrote $(( ${#apps[@]} * 4 + 1 )) files"

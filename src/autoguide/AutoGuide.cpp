@@ -1,10 +1,13 @@
 #include "autoguide/AutoGuide.h"
 
+#include "support/DataPaths.h"
+
 #include "support/TomlReader.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 namespace hone::autoguide {
@@ -82,13 +85,16 @@ Expected<std::vector<Rule>> AutoGuide::loadRules(const std::string &path) {
 
 Expected<AutoGuide> AutoGuide::withDefaults(const std::vector<std::string> &extra) {
   std::vector<std::string> files;
-#ifdef HONE_RULES_DIR
+  // The shipped rules ($HONE_RULES replaces their folder), then the user's.
+  const char *env = std::getenv("HONE_RULES");
+  std::string folder = env && *env ? std::string(env) : support::dataDir("rules");
   std::error_code ec;
-  for (const auto &entry : std::filesystem::directory_iterator(HONE_RULES_DIR, ec))
+  for (const auto &entry : std::filesystem::directory_iterator(folder, ec))
     if (entry.path().extension() == ".toml")
       files.push_back(entry.path().string());
+  if (ec)
+    return support::Error{fmt::format("cannot read the rules folder {}: {}", folder, ec.message())};
   std::sort(files.begin(), files.end());
-#endif
   files.insert(files.end(), extra.begin(), extra.end());
   std::vector<Rule> all;
   for (const auto &f : files) {

@@ -52,6 +52,7 @@ void addExportCommand(CLI::App &app, Action &action);
 void addSpaceCommand(CLI::App &app, Action &action);
 void addLlmCheckCommand(CLI::App &app, Action &action);
 void addKernelCommand(CLI::App &app, Action &action);
+void addPathsCommand(CLI::App &app, Action &action);
 
 /// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
 void registerDomains();

@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     addSpaceCommand(app, action);
     addLlmCheckCommand(app, action);
     addKernelCommand(app, action);
+    addPathsCommand(app, action);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp &e) {

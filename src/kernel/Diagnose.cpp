@@ -1,5 +1,6 @@
 #include "kernel/Diagnose.h"
 
+#include "support/DataPaths.h"
 #include "support/FileUtil.h"
 #include "support/Subprocess.h"
 #include "support/TomlReader.h"
@@ -480,6 +481,7 @@ support::Expected<std::vector<Transformation>> parseCatalogue(const std::string 
           r.failAt("knob_roles", fmt::format("unknown knob role '{}'", role));
         t.knobRoles.push_back(*parsed);
       }
+      t.valueHints = r.strings("value_hints", false);
       r.finish();
       out.push_back(std::move(t));
     }
@@ -490,7 +492,7 @@ support::Expected<std::vector<Transformation>> parseCatalogue(const std::string 
 
 support::Expected<std::vector<Transformation>> loadCatalogue() {
   const char *env = std::getenv("HONE_CATALOGUE");
-  std::string path = env && *env ? std::string(env) : std::string(HONE_CATALOGUE_DIR) + "/transformations.toml";
+  std::string path = env && *env ? std::string(env) : support::dataDir("catalogue") + "/transformations.toml";
   auto text = support::readTomlFile(path);
   if (!text)
     return text.error();

@@ -55,6 +55,7 @@ struct Transformation {
   std::string id, name, target; // target: "cpu" or "gpu"
   std::string changes, effect, risk, reference;
   std::vector<KnobRole> knobRoles; // knobs that realise it, when a project has them
+  std::vector<std::string> valueHints; // knob values containing one of these realise it best (e.g. "-ffast-math")
 };
 support::Expected<std::vector<Transformation>> parseCatalogue(const std::string &path, const std::string &text);
 /// The shipped catalogue.

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace hone::kernel {
 
@@ -90,6 +91,12 @@ public:
       const Step &s = steps[i];
       const Edit &e = pending_[i];
       tried_.insert(s.candidate.hash);
+      // Remember what each knob value scored as a change of the best (the prior of pairs).
+      for (const auto &[name, value] : e.values)
+        if (best_.count(name) && best_.at(name) != value) {
+          double &slot = singles_[name + "=" + value];
+          slot = std::max(slot, s.result.ok() ? s.result.score : 0.0);
+        }
       // An improvement must clear the measurement's own noise (its 95% CI relative to its median,
       // at least 1%): a tie measured on a noisy machine is not a reason to move.
       double noise = 0.01;
@@ -128,8 +135,13 @@ private:
     for (size_t i = 0; i < k.values.size(); ++i)
       if (i != cur)
         idx.push_back(i);
-    if (k.role == KnobRole::Threads && k.numeric()) { // the most threads first ("" = the runtime's default: all)
-      auto key = [&](size_t i) { return k.values[i].empty() ? INFINITY : numberOf(k.values[i]); };
+    if (k.role == KnobRole::Threads && k.numeric()) {
+      // A thread per core first ("" = the runtime's default, which is that), then fewer, most first;
+      // more threads than cores (oversubscription) last.
+      auto key = [&](size_t i) {
+        double n = k.values[i].empty() ? cores_ : numberOf(k.values[i]);
+        return n > cores_ ? -n : n + (k.values[i].empty() ? 0.5 : 0.0);
+      };
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return key(a) > key(b); });
     } else {
       auto dist = [&](size_t i) { return cur < k.values.size() ? (i > cur ? i - cur : cur - i) : i; };
@@ -157,7 +169,18 @@ private:
           for (const Knob &k : manifest_.knobs) {
             if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end())
               continue;
-            for (const auto &value : order(k, best_.at(k.name))) {
+            std::vector<std::string> values = order(k, best_.at(k.name));
+            // Values that carry the transformation's hint (a flag set with -ffast-math) first.
+            auto hinted = [&](const std::string &v) {
+              return std::any_of(t->valueHints.begin(), t->valueHints.end(),
+                                 [&](const std::string &h) { return v.find(h) != std::string::npos; });
+            };
+            if (!t->valueHints.empty()) {
+              std::stable_partition(values.begin(), values.end(), hinted);
+              if (std::any_of(values.begin(), values.end(), hinted))
+                values.erase(std::stable_partition(values.begin(), values.end(), hinted), values.end());
+            }
+            for (const auto &value : values) {
               KnobValues v = best_;
               v[k.name] = value;
               if (!checkValues(manifest_, v))
@@ -187,7 +210,37 @@ private:
                                    toString(k->role), best_.at(k->name), value),
                        ""});
       }
+    // 3. Two knobs at once, when every single edit of the best has been tried: changes that do not
+    //    pay off alone may together (reassociation with the loop order that exposes a reduction).
+    //    Pairs whose single edits scored best come first.
+    std::vector<std::pair<double, Edit>> pairs;
+    for (size_t a = 0; a < knobs.size(); ++a)
+      for (size_t b = a + 1; b < knobs.size(); ++b)
+        for (const auto &va : order(*knobs[a], best_.at(knobs[a]->name)))
+          for (const auto &vb : order(*knobs[b], best_.at(knobs[b]->name))) {
+            KnobValues v = best_;
+            v[knobs[a]->name] = va;
+            v[knobs[b]->name] = vb;
+            if (!checkValues(manifest_, v))
+              continue;
+            double prior = singleScore(knobs[a]->name, va) + singleScore(knobs[b]->name, vb);
+            pairs.push_back({prior, {v,
+                                     fmt::format("combining {} -> {} with {} -> {} (each tried alone from the best)",
+                                                 knobs[a]->name, va, knobs[b]->name, vb),
+                                     ""}});
+            if (pairs.size() > 4096)
+              break;
+          }
+    std::stable_sort(pairs.begin(), pairs.end(), [](const auto &x, const auto &y) { return x.first > y.first; });
+    for (auto &p : pairs)
+      out.push_back(std::move(p.second));
     return out;
+  }
+
+  /// What a single edit to `name` = `value` scored when it was tried (0: never, or failed).
+  double singleScore(const std::string &name, const std::string &value) const {
+    auto it = singles_.find(name + "=" + value);
+    return it == singles_.end() ? 0.0 : it->second;
   }
 
   const Manifest &manifest_;
@@ -200,6 +253,8 @@ private:
   json findings_;
   std::set<std::string> tried_;
   std::map<std::string, int> worse_;
+  std::map<std::string, double> singles_; // "KNOB=value" -> best score of an edit that set it
+  double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;
 };

@@ -1,10 +1,12 @@
 #include "llm/Client.h"
 
+#include "store/Store.h"
+#include "support/Sqlite.h"
+
 #include "support/StringUtil.h"
 
 #include <curl/curl.h>
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
@@ -173,10 +175,7 @@ Client::Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep 
     : config_(std::move(config)), transport_(std::move(transport)), sleep_(std::move(sleep)),
       jitterState_(config_.seed * 0x9E3779B97F4A7C15ull + 1) {}
 
-Client::~Client() {
-  if (cache_)
-    sqlite3_close(cache_);
-}
+Client::~Client() = default;
 
 support::Expected<std::unique_ptr<Client>> Client::make(ClientConfig config, std::unique_ptr<Transport> transport,
                                                          Sleep sleep) {
@@ -193,29 +192,44 @@ support::Expected<std::unique_ptr<Client>> Client::make(ClientConfig config, std
   if (!sleep)
     sleep = [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); };
   std::unique_ptr<Client> c(new Client(std::move(config), std::move(transport), std::move(sleep)));
-  if (!c->config_.cachePath.empty()) {
-    int flags = c->config_.replay ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(c->config_.cachePath.c_str(), &c->cache_, flags | SQLITE_OPEN_FULLMUTEX, nullptr) !=
-        SQLITE_OK) {
-      std::string why = c->cache_ ? sqlite3_errmsg(c->cache_) : "cannot open";
-      return support::Error{fmt::format("--llm-cache {}: {}", c->config_.cachePath, why)};
-    }
-    sqlite3_busy_timeout(c->cache_, 5000);
+  const std::string &path = c->config_.cachePath;
+  if (!path.empty()) {
     if (!c->config_.replay) {
-      char *err = nullptr;
-      int rc = sqlite3_exec(c->cache_,
-                            "PRAGMA journal_mode=WAL; CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, "
-                            "request TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT "
-                            "(strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));",
-                            nullptr, nullptr, &err);
-      if (rc != SQLITE_OK) {
-        std::string why = err ? err : "unknown error";
-        sqlite3_free(err);
-        return support::Error{fmt::format("--llm-cache {}: {}", c->config_.cachePath, why)};
-      }
+      // The cache is a hone store: its migrations own the llm_cache table (created, or upgraded).
+      auto st = store::Store::open(path);
+      if (!st)
+        return support::Error{fmt::format("--llm-cache {}: {}", path, st.error().message)};
     }
+    auto db = support::Database::open(path, c->config_.replay ? support::Database::Mode::ReadOnly
+                                                              : support::Database::Mode::ReadWriteCreate);
+    if (!db)
+      return support::Error{fmt::format("--llm-cache {}", db.error().message)};
+    auto has = (*db)->hasTable("llm_cache");
+    if (!has)
+      return support::Error{fmt::format("--llm-cache {}: {}", path, has.error().message)};
+    if (!*has)
+      return support::Error{fmt::format("--llm-cache {}: no responses were ever cached there (no llm_cache table); "
+                                        "replay needs the store or cache of an earlier run",
+                                        path)};
+    c->cache_ = std::move(*db);
   }
   return c;
+}
+
+void Client::setWarningHandler(std::function<void(const std::string &)> warn) {
+  std::lock_guard lock(mutex_);
+  warn_ = std::move(warn);
+}
+
+std::vector<std::string> Client::warnings() const {
+  std::lock_guard lock(mutex_);
+  return warnings_;
+}
+
+void Client::warn(const std::string &message) { // called with mutex_ held
+  warnings_.push_back(message);
+  if (warn_)
+    warn_(message);
 }
 
 std::string Client::redact(std::string text) const {
@@ -250,67 +264,65 @@ std::string Client::cacheKey(const ChatRequest &request) const {
   return fmt::format("{:016x}{:016x}", support::fnv1a64(text), support::fnv1a64(text, 0x84222325cbf29ce4ull));
 }
 
-std::optional<ChatResponse> Client::cached(const std::string &key) {
+support::Expected<std::optional<ChatResponse>> Client::cached(const std::string &key) {
   if (!cache_)
-    return std::nullopt;
-  sqlite3_stmt *st = nullptr;
-  std::optional<ChatResponse> out;
-  if (sqlite3_prepare_v2(cache_, "SELECT response FROM llm_cache WHERE key = ?", -1, &st, nullptr) == SQLITE_OK) {
-    sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-      try {
-        json j = json::parse(reinterpret_cast<const char *>(sqlite3_column_text(st, 0)));
-        ChatResponse r;
-        r.content = j.value("content", "");
-        r.finishReason = j.value("finish_reason", "");
-        r.usage.promptTokens = j.value("prompt_tokens", int64_t{0});
-        r.usage.completionTokens = j.value("completion_tokens", int64_t{0});
-        std::string f = j.value("format", "text");
-        r.format = f == "json_schema" ? Format::JsonSchema : f == "json_object" ? Format::JsonObject : Format::Text;
-        r.cached = true;
-        r.attempts = 0;
-        out = r;
-      } catch (const json::exception &) {
-      }
-    }
+    return std::optional<ChatResponse>();
+  support::Statement st(*cache_, "SELECT response FROM llm_cache WHERE key = ?");
+  st.bind(1, key);
+  auto row = st.step();
+  if (!row)
+    return support::Error{fmt::format("reading the response cache {}: {}", config_.cachePath, row.error().message)};
+  if (!*row)
+    return std::optional<ChatResponse>();
+  try {
+    json j = json::parse(st.text(0));
+    ChatResponse r;
+    r.content = j.value("content", "");
+    r.finishReason = j.value("finish_reason", "");
+    r.usage.promptTokens = j.value("prompt_tokens", int64_t{0});
+    r.usage.completionTokens = j.value("completion_tokens", int64_t{0});
+    std::string f = j.value("format", "text");
+    r.format = f == "json_schema" ? Format::JsonSchema : f == "json_object" ? Format::JsonObject : Format::Text;
+    r.cached = true;
+    r.attempts = 0;
+    return std::optional<ChatResponse>(r);
+  } catch (const json::exception &e) {
+    return support::Error{fmt::format("the response cache {} holds an unreadable entry for this request (key {}): "
+                                      "{}; delete that row or use another cache",
+                                      config_.cachePath, key, e.what())};
   }
-  sqlite3_finalize(st);
-  return out;
 }
 
-void Client::store(const std::string &key, const json &request, const ChatResponse &response) {
+support::Expected<bool> Client::store(const std::string &key, const json &request, const ChatResponse &response) {
   if (!cache_ || config_.replay)
-    return;
+    return true;
   json j{{"content", response.content},
          {"finish_reason", response.finishReason},
          {"prompt_tokens", response.usage.promptTokens},
          {"completion_tokens", response.usage.completionTokens},
          {"format", toString(response.format)}};
-  sqlite3_stmt *st = nullptr;
-  if (sqlite3_prepare_v2(cache_, "INSERT OR REPLACE INTO llm_cache (key, request, response) VALUES (?, ?, ?)", -1,
-                         &st, nullptr) == SQLITE_OK) {
-    std::string req = request.dump(), resp = j.dump();
-    sqlite3_bind_text(st, 1, key.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, req.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, resp.c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_step(st);
-  }
-  sqlite3_finalize(st);
+  support::Statement st(*cache_, "INSERT OR REPLACE INTO llm_cache (key, request, response) VALUES (?, ?, ?)");
+  st.bind(1, key).bind(2, request.dump()).bind(3, j.dump());
+  return st.run();
 }
 
 support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
   std::string key = cacheKey(request);
   {
     std::lock_guard lock(mutex_);
-    if (auto hit = cached(key)) {
-      totals_.promptTokens += hit->usage.promptTokens;
-      totals_.completionTokens += hit->usage.completionTokens;
-      hit->cost = (static_cast<double>(hit->usage.promptTokens) * config_.pricePromptPerMTok +
-                   static_cast<double>(hit->usage.completionTokens) * config_.priceCompletionPerMTok) /
-                  1e6;
-      cost_ += hit->cost;
+    auto hit = cached(key);
+    if (!hit)
+      return hit.error();
+    if (*hit) {
+      ChatResponse &reply = **hit;
+      totals_.promptTokens += reply.usage.promptTokens;
+      totals_.completionTokens += reply.usage.completionTokens;
+      reply.cost = (static_cast<double>(reply.usage.promptTokens) * config_.pricePromptPerMTok +
+                    static_cast<double>(reply.usage.completionTokens) * config_.priceCompletionPerMTok) /
+                   1e6;
+      cost_ += reply.cost;
       ++calls_;
-      return *hit;
+      return reply;
     }
     if (config_.replay)
       return support::Error{
@@ -411,7 +423,9 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
         totals_.completionTokens += out.usage.completionTokens;
         cost_ += out.cost;
         ++calls_;
-        store(key, body(request, request.format), out);
+        if (auto stored = store(key, body(request, request.format), out); !stored)
+          warn(fmt::format("a reply was not cached, so a replay of this run would miss it: {}",
+                           stored.error().message));
         return out;
       } catch (const json::exception &e) {
         // A cut or garbled body: the connection, not the request, is at fault.

@@ -23,7 +23,10 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
+
+namespace hone::support {
+class Database;
+}
 
 namespace hone::llm {
 
@@ -126,6 +129,10 @@ public:
   std::vector<double> delays() const;
   /// The cache key of a request: a hash of everything that decides the reply.
   std::string cacheKey(const ChatRequest &request) const;
+  /// Where problems that do not stop a call are reported (a reply that could not be cached, so a
+  /// replay of the run would miss it); default: kept in warnings().
+  void setWarningHandler(std::function<void(const std::string &)> warn);
+  std::vector<std::string> warnings() const;
 
 private:
   Client(ClientConfig config, std::unique_ptr<Transport> transport, Sleep sleep);
@@ -133,13 +140,16 @@ private:
   /// The request's JSON; `lean` adapts it to what the server refused before (temperature, seed,
   /// max_tokens -> max_completion_tokens).
   nlohmann::json body(const ChatRequest &request, Format format, bool lean = false) const;
-  std::optional<ChatResponse> cached(const std::string &key);
-  void store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
+  support::Expected<std::optional<ChatResponse>> cached(const std::string &key);
+  support::Expected<bool> store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
+  void warn(const std::string &message);
 
   ClientConfig config_;
   std::unique_ptr<Transport> transport_;
   Sleep sleep_;
-  sqlite3 *cache_ = nullptr;
+  std::unique_ptr<support::Database> cache_; // the store's llm_cache table (its migrations create it)
+  std::function<void(const std::string &)> warn_;
+  std::vector<std::string> warnings_;
   mutable std::mutex mutex_; // totals, delays, format downgrades, cache, the jitter generator
   Usage totals_;
   double cost_ = 0;

@@ -1,5 +1,7 @@
 #include "llm/Prompt.h"
 
+#include "support/DataPaths.h"
+
 #include "support/FileUtil.h"
 
 #include <fmt/format.h>
@@ -90,9 +92,7 @@ std::vector<std::string> promptFolders(const std::vector<std::string> &extra) {
   std::vector<std::string> out = extra;
   if (const char *env = std::getenv("HONE_PROMPTS"); env && *env)
     out.emplace_back(env);
-#ifdef HONE_PROMPTS_DIR
-  out.emplace_back(HONE_PROMPTS_DIR);
-#endif
+  out.emplace_back(support::dataDir("prompts"));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "dsl/Frontend.h"
 #include "legion/Compiler.h"
 #include "sim/AppCheck.h"
+#include "support/DataPaths.h"
 #include "support/FileUtil.h"
 #include "support/Subprocess.h"
 
@@ -25,9 +26,7 @@ std::vector<fs::path> exampleFolders() {
   std::vector<fs::path> folders;
   if (const char *env = std::getenv("HONE_EXAMPLES"); env && *env)
     folders.emplace_back(env);
-#ifdef HONE_EXAMPLES_DIR
-  folders.emplace_back(HONE_EXAMPLES_DIR);
-#endif
+  folders.emplace_back(support::dataDir("examples/mappers"));
   return folders;
 }
 

@@ -7,6 +7,7 @@
 
 #include "dsl/Frontend.h"
 #include "dsl/Policy.h"
+#include "sim/Simulator.h"
 
 #include <fmt/format.h>
 
@@ -421,7 +422,7 @@ private:
   double busiestKindShare() const {
     if (bestProfile_.contains("bottlenecks"))
       for (const auto &b : bestProfile_["bottlenecks"])
-        if (b.value("kind", "") == "processor")
+        if (sim::parseBottleneckKind(b.value("kind", "")) == sim::BottleneckKind::Processor)
           return b.value("share", 0.0);
     return 0;
   }
@@ -445,10 +446,15 @@ private:
   }
 
   void addressBottleneck(const json &b, std::vector<Edit> &edits) const {
-    std::string kind = b.value("kind", ""), resource = b.value("resource", ""), detail = b.value("detail", "");
+    using sim::BottleneckKind;
+    auto typed = sim::parseBottleneckKind(b.value("kind", ""));
+    if (!typed)
+      return; // not the simulator's: nothing this agent knows how to address
+    BottleneckKind kind = *typed;
+    std::string resource = b.value("resource", ""), detail = b.value("detail", "");
     double elapsed = bestProfile_.value("time_s", 0.0);
     double share = b.value("share", 0.0);
-    if (kind == "variant" && app_.task(resource)) {
+    if (kind == BottleneckKind::Variant && app_.task(resource)) {
       if (const Param *p = param(resource + ".processor"))
         for (const auto &v : p->values)
           if (v.rfind(std::string(support::toString(kindOf(resource))), 0) != 0) {
@@ -458,7 +464,7 @@ private:
             edits.push_back(std::move(e));
           }
     }
-    if (kind == "channel") {
+    if (kind == BottleneckKind::Channel) {
       // Copies between memories: keep data where the work is. Shared regions go
       // to memory every piece reaches (zero-copy), children run where their
       // parent runs, and read-only inputs of the busiest leaves may be read in place.
@@ -530,7 +536,7 @@ private:
         }
       }
     }
-    if ((kind == "idle" || kind == "processor" || kind == "imbalance") && busiestKindShare() < 0.95) {
+    if ((kind == BottleneckKind::Idle || kind == BottleneckKind::Processor) && busiestKindShare() < 0.95) {
       // Processors wait for work: spread the launches differently (pointless when all are busy).
       for (const auto &task : busiestTasks())
         for (const char *suffix : {".placement", ".single_placement"})
@@ -543,7 +549,7 @@ private:
                 edits.push_back(std::move(e));
               }
     }
-    if (kind == "processor" && share < 0.95) {
+    if (kind == BottleneckKind::Processor && share < 0.95) {
       // Processors wait: more instances in flight per processor overlap copies with work.
       for (const auto &t : app_.tasks) {
         if (!param(t.name + ".instance_limit") || !startPolicy_.ok())
@@ -563,7 +569,7 @@ private:
         }
       }
     }
-    if (kind == "memory") {
+    if (kind == BottleneckKind::Memory) {
       for (const auto &t : app_.tasks) {
         if (const Param *p = param(t.name + ".collect")) {
           Edit e{"CollectMemory " + t.name, fmt::format("CollectMemory {} *;", p->task),

@@ -1,5 +1,6 @@
 #include "model/Catalog.h"
 
+#include "support/DataPaths.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -16,9 +17,7 @@ std::vector<std::string> modelFolders(const std::string &kind) {
   std::vector<std::string> out;
   if (const char *env = std::getenv("HONE_MODELS"); env && *env)
     out.push_back((fs::path(env) / kind).string());
-#ifdef HONE_MODELS_DIR
-  out.push_back((fs::path(HONE_MODELS_DIR) / kind).string());
-#endif
+  out.push_back((fs::path(support::dataDir("models")) / kind).string());
   return out;
 }
 

@@ -30,6 +30,32 @@ using model::PointTask;
 using model::Privilege;
 
 namespace {
+const BottleneckThresholds kThresholds;
+constexpr std::array<std::pair<BottleneckKind, std::string_view>, 7> kBottleneckNames = {
+    {{BottleneckKind::Channel, "channel"},
+     {BottleneckKind::Processor, "processor"},
+     {BottleneckKind::Idle, "idle"},
+     {BottleneckKind::Runtime, "runtime"},
+     {BottleneckKind::Memory, "memory"},
+     {BottleneckKind::Variant, "variant"},
+     {BottleneckKind::Access, "access"}}};
+} // namespace
+
+std::string_view toString(BottleneckKind kind) {
+  for (const auto &[k, name] : kBottleneckNames)
+    if (k == kind)
+      return name;
+  return "?";
+}
+
+std::optional<BottleneckKind> parseBottleneckKind(std::string_view text) {
+  for (const auto &[k, name] : kBottleneckNames)
+    if (name == text)
+      return k;
+  return std::nullopt;
+}
+
+namespace {
 constexpr double kUs = 1e-6;
 constexpr size_t kMemKinds = support::kMemKindNames.size();
 // Legion's DefaultMapper prefers these kinds, in order, when no Task statement applies.
@@ -1113,12 +1139,13 @@ Result Sim::finish() {
   }
 
   // Bottlenecks, each with the numbers behind it.
-  auto add = [&](std::string kind, std::string resource, double share, std::string detail) {
-    r.bottlenecks.push_back({std::move(kind), std::move(resource), share, std::move(detail)});
+  const BottleneckThresholds &th = kThresholds;
+  auto add = [&](BottleneckKind kind, std::string resource, double share, std::string detail) {
+    r.bottlenecks.push_back({kind, std::move(resource), share, std::move(detail)});
   };
   for (const ChannelStat &c : r.channels)
-    if (c.busyFraction >= 0.1)
-      add("channel", c.name, c.busyFraction,
+    if (c.busyFraction >= th.channelBusy)
+      add(BottleneckKind::Channel, c.name, c.busyFraction,
           fmt::format("{} is busy {:.0f}% of the time: {} in {} copies", c.name, 100 * c.busyFraction,
                       bytesText(c.bytes), c.copies));
   std::map<ProcKind, std::pair<double, int>> byKind; // busy sum, count
@@ -1135,45 +1162,45 @@ Result Sim::finish() {
         max = p.busyFraction;
         busiest = p.name;
       }
-    if (max >= 0.5 && mean < 0.7 * max)
-      add("processor", busiest, max,
+    if (max >= th.processorBusy && mean < th.imbalanceRatio * max)
+      add(BottleneckKind::Processor, busiest, max,
           fmt::format("load imbalance on {} processors: {} is busy {:.0f}% of the time, the {} average {:.0f}%",
                       support::toString(kind), busiest, 100 * max, support::toString(kind), 100 * mean));
-    else if (max >= 0.5)
-      add("processor", fmt::format("{} processors", support::toString(kind)), mean,
+    else if (max >= th.processorBusy)
+      add(BottleneckKind::Processor, fmt::format("{} processors", support::toString(kind)), mean,
           fmt::format("the {} {} processors are busy {:.0f}% of the time on average", sum.second,
                       support::toString(kind), 100 * mean));
   }
   for (const auto &[kind, sum] : byKind)
-    if (sum.first / sum.second < 0.05)
+    if (sum.first / sum.second < th.idleBusy)
       for (const auto &[other, osum] : byKind)
-        if (other != kind && osum.first / osum.second >= 0.3) {
-          add("idle", fmt::format("{} processors", support::toString(kind)), 1 - sum.first / sum.second,
+        if (other != kind && osum.first / osum.second >= th.otherBusy) {
+          add(BottleneckKind::Idle, fmt::format("{} processors", support::toString(kind)), 1 - sum.first / sum.second,
               fmt::format("the {} {} processors are idle {:.0f}% of the time while the {} processors are busy "
                           "{:.0f}%",
                           sum.second, support::toString(kind), 100 * (1 - sum.first / sum.second),
                           support::toString(other), 100 * osum.first / osum.second));
           break;
         }
-  if (elapsed > 0 && utilBusy_ / cx_.machine().nodes / elapsed >= 0.1)
-    add("runtime", "runtime overhead", utilBusy_ / elapsed,
+  if (elapsed > 0 && utilBusy_ / cx_.machine().nodes / elapsed >= th.runtimeShare)
+    add(BottleneckKind::Runtime, "runtime overhead", utilBusy_ / elapsed,
         fmt::format("the runtime spends {} analysing {} tasks and {} copies ({:.0f}% of the elapsed time{})",
                     timeText(utilBusy_), r.tasks, r.copies, 100 * utilBusy_ / elapsed,
                     cx_.machine().nodes > 1 ? ", summed over nodes" : ""));
   for (const MemoryStat &m : r.memories)
-    if (m.peak >= 0.8 * m.capacity)
-      add("memory", m.name, m.peak / m.capacity,
+    if (m.peak >= th.memoryPeak * m.capacity)
+      add(BottleneckKind::Memory, m.name, m.peak / m.capacity,
           fmt::format("{} peaks at {} of {} ({:.0f}%)", m.name, bytesText(m.peak), bytesText(m.capacity),
                       100 * m.peak / m.capacity));
   for (size_t i = 0; i < r.taskStats.size(); ++i) {
     const TaskStat &s = r.taskStats[i];
     double here = s.busyS / s.points;
-    if (elapsed > 0 && fasterVariant[i].second < 0.5 * here)
-      add("variant", s.name, s.busyS / elapsed / std::max(1.0, static_cast<double>(r.processors.size())),
+    if (elapsed > 0 && fasterVariant[i].second < th.variantRatio * here)
+      add(BottleneckKind::Variant, s.name, s.busyS / elapsed / std::max(1.0, static_cast<double>(r.processors.size())),
           fmt::format("{} runs on {} at {} per point; its {} variant would take about {}", s.name, s.kind,
                       timeText(here), support::toString(fasterVariant[i].first), timeText(fasterVariant[i].second)));
-    if (s.accessS > 0 && s.accessS >= s.computeS && s.busyS > 0 && s.accessS > 1.5 * s.bestVariantS) {
-      add("access", s.name, elapsed > 0 ? s.accessS / elapsed : 0,
+    if (s.accessS > 0 && s.accessS >= s.computeS && s.busyS > 0 && s.accessS > th.accessRatio * s.bestVariantS) {
+      add(BottleneckKind::Access, s.name, elapsed > 0 ? s.accessS / elapsed : 0,
           fmt::format("{} spends {} moving data through its arguments in {} (regions {}); its fastest memories "
                       "would take about {} in total",
                       s.name, timeText(s.accessS), fmt::join(s.memories, ","), fmt::join(s.regions, ","),
@@ -1182,8 +1209,8 @@ Result Sim::finish() {
   }
   std::stable_sort(r.bottlenecks.begin(), r.bottlenecks.end(),
                    [](const Bottleneck &a, const Bottleneck &b) { return a.share > b.share; });
-  if (r.bottlenecks.size() > 6)
-    r.bottlenecks.resize(6);
+  if (r.bottlenecks.size() > th.keep)
+    r.bottlenecks.resize(th.keep);
   return r;
 }
 
@@ -1246,7 +1273,7 @@ nlohmann::json toJson(const Result &r) {
   j["bottlenecks"] = json::array();
   for (const auto &b : r.bottlenecks)
     j["bottlenecks"].push_back(
-        {{"kind", b.kind}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
+        {{"kind", toString(b.kind)}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
   return j;
 }
 

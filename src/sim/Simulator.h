@@ -69,8 +69,28 @@ struct TaskStat {
   double bestVariantS = 0; // summed time at its fastest variant and memories (lower bound material)
 };
 
+/// What a bottleneck is about: the contract between the simulator, AutoGuide's mapping rules
+/// (`match = "bottleneck"`, pattern = the kind's name) and the guided agent.
+enum class BottleneckKind { Channel, Processor, Idle, Runtime, Memory, Variant, Access };
+std::string_view toString(BottleneckKind kind);
+std::optional<BottleneckKind> parseBottleneckKind(std::string_view text);
+
+/// When a number becomes a bottleneck: named defaults, documented in docs/MODEL.md.
+struct BottleneckThresholds {
+  double channelBusy = 0.1;     // a copy channel busy at least this fraction of the time
+  double processorBusy = 0.5;   // the busiest processor of a kind at least this busy
+  double imbalanceRatio = 0.7;  // ... and the kind's mean below this fraction of it: imbalance
+  double idleBusy = 0.05;       // a processor kind busy below this on average is idle...
+  double otherBusy = 0.3;       // ... while another kind is busy at least this
+  double runtimeShare = 0.1;    // the runtime's analysis per node at least this fraction of the time
+  double memoryPeak = 0.8;      // a memory's peak at least this fraction of its capacity
+  double variantRatio = 0.5;    // another variant would take less than this fraction of the time per point
+  double accessRatio = 1.5;     // moving data takes more than this multiple of its fastest memories' time
+  size_t keep = 6;              // the largest this many, by share
+};
+
 struct Bottleneck {
-  std::string kind;     // "channel", "processor", "idle", "runtime", "memory", "variant", "access"
+  BottleneckKind kind = BottleneckKind::Processor;
   std::string resource; // what it is about
   double share = 0;     // fraction of the elapsed time it accounts for (or of capacity, for memory)
   std::string detail;   // a sentence citing the numbers

@@ -16,7 +16,10 @@
 #include <string>
 #include <vector>
 
-struct sqlite3;
+
+namespace hone::support {
+class Database;
+}
 
 namespace hone::store {
 
@@ -84,10 +87,9 @@ public:
   RunUsage runUsage(int64_t run);
 
 private:
-  explicit Store(sqlite3 *db) : db_(db) {}
-  support::Expected<bool> exec(const std::string &sql);
+  explicit Store(std::unique_ptr<support::Database> db);
   support::Expected<bool> migrate();
-  sqlite3 *db_;
+  std::unique_ptr<support::Database> db_;
   int version_ = 0;
 };
 

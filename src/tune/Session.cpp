@@ -142,6 +142,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     if (!made)
       return made.error();
     client = std::move(*made);
+    client->setWarningHandler(warn);
     llmCache = settings.cachePath;
   }
   auto guide = autoguide::AutoGuide::withDefaults(config.rules);

@@ -105,10 +105,17 @@ expect_out dump-tokens "processor kind 'GPU'"
 check dump-ast 0 "$HONE" dump --emit=ast "$SRC/examples/mappers/stencil.map"
 expect_out dump-ast "IndexTaskMap tasks=stencil,increment,check function=block1d"
 
-# simulate and check --app.
-for app in circuit stencil pennant cannon summa pumma johnson solomonik cosma; do
+# simulate and check --app; the JSON profile every consumer reads is golden (scripts/regen-golden.sh).
+for mapper in "$SRC"/examples/mappers/*.map; do
+  app=$(basename "$mapper" .map)
   check "simulate-$app" 0 "$HONE" simulate "$SRC/examples/mappers/$app.map" --app "$app"
   expect_out "simulate-$app" "status: ok"
+  check "simulate-json-$app" 0 "$HONE" simulate "$SRC/examples/mappers/$app.map" --app "$app" --json
+  if diff -q "$TMP/out" "$SRC/tests/golden/simulate/$app.json" >/dev/null; then pass=$((pass + 1)); else
+    fail=$((fail + 1))
+    echo "FAIL simulate-golden-$app: differs from tests/golden/simulate/$app.json (scripts/regen-golden.sh after a deliberate change)"
+    diff "$TMP/out" "$SRC/tests/golden/simulate/$app.json" | head -10
+  fi
   check "check-app-$app" 0 "$HONE" check "$SRC/examples/mappers/$app.map" --app "$app"
 done
 check simulate-json 0 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine p100x4-2nodes --json

@@ -251,3 +251,71 @@ TEST(KernelEvaluator, AProjectThatDoesNotBuildSaysSo) {
   EXPECT_NE(ok.error().message.find("the unmodified project does not build"), std::string::npos)
       << ok.error().message;
 }
+
+TEST(KernelEvaluator, BinaryOutputFilesAreReadRemovedAndCompared) {
+  fs::path dir = fs::temp_directory_path() / ("hone-kernel-file-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.c") << R"(#include <stdio.h>
+#include <stdlib.h>
+#ifndef SCALE
+#define SCALE 2
+#endif
+#ifndef WRITE
+#define WRITE 1
+#endif
+int main(int argc, char **argv) {
+  unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+  float v[64];
+  for (int i = 0; i < 64; ++i) v[i] = (float)((i + seed) % 9) * (SCALE == 3 ? 1.5f : 1.0f);
+#if WRITE
+  FILE *f = fopen("out.bin", "wb");
+  fwrite(v, sizeof v[0], 64, f);
+  fclose(f);
+#endif
+  return 0;
+}
+)";
+  std::ofstream(dir / "hone.toml") << R"([project]
+sources = ["w.c"]
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+[run]
+command = "{exe} {seed}"
+[output]
+source = "file"
+file = "out.bin"
+format = "binary"
+dtype = "f32"
+shape = [8, 8]
+[timing]
+warmup = 0
+min_repeats = 2
+max_repeats = 2
+[[knob]]
+name = "SCALE"
+values = [2, 3]
+[[knob]]
+name = "WRITE"
+role = "other"
+values = [1, 0]
+)";
+  auto m = loadManifest(dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->output.tolerance, Tolerance::Rel);
+  EvaluatorSettings s;
+  s.workdir = (dir / ".hone").string();
+  s.profile = false;
+  KernelEvaluator ev(*m, s);
+  ASSERT_TRUE(ev.prepare());
+  auto same = ev.evaluate(Candidate::make(renderVariant({{{"SCALE", "2"}, {"WRITE", "1"}}, {}})));
+  EXPECT_TRUE(same.ok()) << same.error;
+  auto wrong = ev.evaluate(Candidate::make(renderVariant({{{"SCALE", "3"}, {"WRITE", "1"}}, {}})));
+  EXPECT_EQ(wrong.status, EvalStatus::Invalid);
+  EXPECT_NE(wrong.error.find("wrong result"), std::string::npos) << wrong.error;
+  // A variant that writes nothing cannot pass with a file an earlier run left behind.
+  auto none = ev.evaluate(Candidate::make(renderVariant({{{"SCALE", "2"}, {"WRITE", "0"}}, {}})));
+  EXPECT_EQ(none.status, EvalStatus::Invalid);
+  EXPECT_NE(none.error.find("wrote no out.bin"), std::string::npos) << none.error;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}

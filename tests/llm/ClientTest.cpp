@@ -3,6 +3,8 @@
 // timeouts, cut bodies, errors that must not be retried, the key kept
 // secret, budgets, bounded concurrency, and the cache with exact replay.
 #include "llm/Client.h"
+#include "store/Store.h"
+#include "support/Sqlite.h"
 #include "llm/FakeServer.h"
 
 #include <gtest/gtest.h>
@@ -302,6 +304,74 @@ TEST_F(Fixture, ACachedRunReplaysExactlyWithoutTheNetwork) {
   std::filesystem::remove(path);
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
+}
+
+TEST_F(Fixture, TheCacheIsTheStoresTableAndItsFailuresAreReported) {
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("hone-llm-cache2-" + std::to_string(::getpid()))).string();
+  auto cleanup = [&] {
+    for (const char *suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path + suffix);
+  };
+  cleanup();
+  auto cfg = config();
+  cfg.cachePath = path;
+  // Replay from a file that never cached anything: said plainly.
+  {
+    auto db = hone::support::Database::open(path);
+    ASSERT_TRUE(db);
+  }
+  auto replay = cfg;
+  replay.replay = true;
+  auto none = Client::make(replay);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("no responses were ever cached there"), std::string::npos)
+      << none.error().message;
+  cleanup();
+  // The client opens the cache as a hone store: the store's migrations create the table.
+  server.then(FakeServer::reply("first", 7, 3));
+  {
+    auto c = client(cfg);
+    ASSERT_EQ(c->chat(ask("a"))->content, "first");
+  }
+  {
+    auto st = hone::store::Store::open(path);
+    ASSERT_TRUE(st) << st.error().message;
+    EXPECT_EQ((*st)->schemaVersion(), hone::store::Store::latestSchemaVersion());
+  }
+  // A damaged entry is an error that names the request, not a silent second request.
+  {
+    auto db = hone::support::Database::open(path);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->exec("UPDATE llm_cache SET response = '{not json';"));
+  }
+  {
+    auto c = client(cfg);
+    auto bad = c->chat(ask("a"));
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("unreadable entry for this request"), std::string::npos)
+        << bad.error().message;
+    EXPECT_EQ(server.requests.size(), 1u);
+  }
+  // A reply that cannot be cached is reported (a replay would miss it), and still returned.
+  {
+    auto c = client(cfg);
+    std::vector<std::string> told;
+    c->setWarningHandler([&](const std::string &w) { told.push_back(w); });
+    auto db = hone::support::Database::open(path);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->exec("CREATE TRIGGER no_insert BEFORE INSERT ON llm_cache BEGIN SELECT RAISE(FAIL, 'read-only "
+                            "for the test'); END;"));
+    server.then(FakeServer::reply("second", 7, 3));
+    auto r = c->chat(ask("b"));
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(r->content, "second");
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_NE(told[0].find("a replay of this run would miss it"), std::string::npos) << told[0];
+    EXPECT_NE(told[0].find("read-only for the test"), std::string::npos) << told[0];
+    EXPECT_EQ(c->warnings(), told);
+  }
+  cleanup();
 }
 
 TEST(Client, ConfigurationErrorsAreExplained) {

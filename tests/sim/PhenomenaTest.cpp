@@ -28,7 +28,7 @@ TEST(Phenomena, CircuitFramebufferBeatsZeroCopy) {
   EXPECT_GT(fb.copies, zc.copies);
   bool cited = false;
   for (const auto &b : zc.bottlenecks)
-    cited = cited || (b.kind == "access" && b.detail.find("ZCMEM") != std::string::npos);
+    cited = cited || (b.kind == hone::sim::BottleneckKind::Access && b.detail.find("ZCMEM") != std::string::npos);
   EXPECT_TRUE(cited) << "the zero-copy reads should be a cited bottleneck";
 }
 
@@ -209,7 +209,7 @@ TEST(Phenomena, VariantsDecideWhereTasksCanRunAndHowFast) {
   EXPECT_GT(cpu.timeS, 5 * gpu.timeS);
   bool cited = false;
   for (const auto &b : cpu.bottlenecks)
-    cited = cited || b.kind == "variant" || b.kind == "idle";
+    cited = cited || b.kind == hone::sim::BottleneckKind::Variant || b.kind == hone::sim::BottleneckKind::Idle;
   EXPECT_TRUE(cited);
   Result noVariant = s->run(replaced(expert, "Task init_piece,init_pointers,print_summary CPU;",
                                      "Task init_piece,init_pointers,print_summary GPU;"));
