@@ -108,6 +108,7 @@ public:
         bestScore_ = s.result.score;
         best_ = e.values;
         bestHash_ = s.candidate.hash;
+        worse_.clear(); // what failed from the old base may pay off from the new one (tiling after interchange)
       } else if (!e.family.empty()) {
         ++worse_[e.family];
       }

@@ -45,7 +45,7 @@ private:
 /// finding of the latest diagnosis calls for (through the catalogue's transformations and the
 /// knobs' roles), citing it; then neighbouring values of every knob. Improvements are kept,
 /// an edit that failed is not tried again, a transformation that made things worse twice is
-/// set aside.
+/// set aside until the next improvement.
 std::unique_ptr<engine::Strategy> makeGuidedKernelAgent(const Manifest &m, std::vector<Transformation> catalogue,
                                                         const std::string &start, const std::string &startLabel);
 
