@@ -123,7 +123,7 @@ summary.append(f"- The agents' columns: each run's best variant measured again a
                f"interleaved over 5 rounds (`hone kernel measure`), median speedup ± its 95% CI over rounds. In-run best: the "
                f"best score during the run (the reference measured at the run's start; the best of many noisy measurements, "
                f"so biased upward, the more so the more evaluations). Variants are validated against the unmodified program "
-               f"on three seeded inputs; {elapsed} s for the whole table.")
+               f"on three seeded inputs; {elapsed} s for this invocation.")
 text = "\n".join(lines + [""] + summary) + "\n"
 print(text)
 if write:
