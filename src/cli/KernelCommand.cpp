@@ -55,6 +55,18 @@ std::optional<kernel::Variant> variantOf(const kernel::Manifest &m, const std::v
   return v;
 }
 
+/// The manifest of `dir` and the variant of --knob options, or the printed reason.
+std::optional<std::pair<kernel::Manifest, kernel::Variant>> projectAndVariant(const std::string &dir,
+                                                                             const std::vector<std::string> &knobs) {
+  auto m = manifestOrPrint(dir);
+  if (!m)
+    return std::nullopt;
+  auto v = variantOf(*m, knobs);
+  if (!v)
+    return std::nullopt;
+  return std::make_pair(std::move(*m), std::move(*v));
+}
+
 std::string scratch(const kernel::Manifest &m, const std::string &what) {
   return (fs::path(m.dir) / ".hone" / what).string();
 }
@@ -214,12 +226,11 @@ void addMeasure(CLI::App &parent, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto m = manifestOrPrint(opts->dir);
-      if (!m)
+      auto loaded = projectAndVariant(opts->dir, opts->knobs);
+      if (!loaded)
         return kUsage;
-      auto v = variantOf(*m, opts->knobs);
-      if (!v)
-        return kUsage;
+      kernel::Manifest *m = &loaded->first;
+      kernel::Variant *v = &loaded->second;
       kernel::EvaluatorSettings es;
       es.workdir = scratch(*m, "measure");
       es.profile = false;
@@ -295,12 +306,11 @@ void addProfile(CLI::App &parent, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto m = manifestOrPrint(opts->dir);
-      if (!m)
+      auto loaded = projectAndVariant(opts->dir, opts->knobs);
+      if (!loaded)
         return kUsage;
-      auto v = variantOf(*m, opts->knobs);
-      if (!v)
-        return kUsage;
+      kernel::Manifest *m = &loaded->first;
+      kernel::Variant *v = &loaded->second;
       auto guide = autoguide::AutoGuide::withDefaults(opts->rules);
       auto catalogue = kernel::loadCatalogue();
       if (!guide || !catalogue) {

@@ -185,45 +185,41 @@ Expected<CachegrindData> parseCachegrind(const std::string &text) {
 
 // ---- compiler remarks ------------------------------------------------------------------
 
-Expected<std::vector<Remark>> parseGccRemarks(const std::string &text) {
-  static const std::regex re(R"(^(.+?):(\d+):(\d+): (optimized|missed|note): (.*)$)");
+namespace {
+/// The remarks of `text`: each line `re` matches becomes one through `make`; other lines
+/// (continuations, warnings, the compiler's other output) are skipped.
+template <typename Make> std::vector<Remark> remarks(const std::string &text, const std::regex &re, Make make) {
   std::vector<Remark> out;
   for (const auto &l : splitLines(text)) {
-    if (l.size() > 8192)
-      continue;
     std::smatch m;
-    if (!std::regex_match(l, m, re))
-      continue; // continuation lines, warnings and everything else the compiler says
+    if (l.size() > 8192 || !std::regex_match(l, m, re))
+      continue;
     Remark r;
     r.file = m[1].str();
     r.line = std::atoi(m[2].str().c_str());
     r.column = std::atoi(m[3].str().c_str());
-    r.kind = m[4].str();
-    r.message = m[5].str();
+    make(m, r);
     out.push_back(std::move(r));
   }
   return out;
 }
+} // namespace
+
+Expected<std::vector<Remark>> parseGccRemarks(const std::string &text) {
+  static const std::regex re(R"(^(.+?):(\d+):(\d+): (optimized|missed|note): (.*)$)");
+  return remarks(text, re, [](const std::smatch &m, Remark &r) {
+    r.kind = m[4].str();
+    r.message = m[5].str();
+  });
+}
 
 Expected<std::vector<Remark>> parseClangRemarks(const std::string &text) {
   static const std::regex re(R"(^(.+?):(\d+):(\d+): remark: (.*?) \[-Rpass(-missed|-analysis)?=([A-Za-z0-9_-]+)\]$)");
-  std::vector<Remark> out;
-  for (const auto &l : splitLines(text)) {
-    if (l.size() > 8192)
-      continue;
-    std::smatch m;
-    if (!std::regex_match(l, m, re))
-      continue;
-    Remark r;
-    r.file = m[1].str();
-    r.line = std::atoi(m[2].str().c_str());
-    r.column = std::atoi(m[3].str().c_str());
+  return remarks(text, re, [](const std::smatch &m, Remark &r) {
     r.message = m[4].str();
     r.kind = m[5].str() == "-missed" ? "missed" : m[5].str() == "-analysis" ? "analysis" : "optimized";
     r.pass = m[6].str();
-    out.push_back(std::move(r));
-  }
-  return out;
+  });
 }
 
 // ---- perf stat -------------------------------------------------------------------------
