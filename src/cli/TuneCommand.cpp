@@ -183,15 +183,13 @@ void addTuneCommand(CLI::App &app, Action &action) {
         config.start = *text;
         config.startLabel = opts->startFile;
         // A start that does not check would make every edit of it fail: say so now, located.
-        const tune::Domain *domain = tune::Registry::instance().domain(config.domain);
-        TuneConfig probe = config;
-        auto problem = domain->open(probe);
-        if (!problem) {
-          std::cerr << "hone: " << problem.error().message << "\n";
+        auto bad = tune::Registry::instance().domain(config.domain)->checkStart(config, config.start, opts->startFile);
+        if (!bad) {
+          std::cerr << "hone: " << bad.error().message << "\n";
           return kUsage;
         }
-        if (auto ok = (*problem)->checkStart(config.start, opts->startFile); !ok) {
-          std::cerr << ok.error().message << "hone: --start " << opts->startFile << " does not check; fix it first\n";
+        if (*bad) {
+          std::cerr << **bad << "hone: --start " << opts->startFile << " does not check; fix it first\n";
           return kRejected;
         }
       }

@@ -99,12 +99,6 @@ public:
   std::string baselineMetricName() const override { return "1/time"; }
   void setBaseline(double b) override { evaluator_.setBaseline(b); }
   std::pair<std::string, std::string> defaultStart() const override { return reference(); }
-  support::Expected<bool> checkStart(const std::string &text, const std::string &label) const override {
-    auto v = parseVariant(manifest_, text);
-    if (!v)
-      return support::Error{fmt::format("{}:{}: error: {}\n", label, v.error().line, v.error().message)};
-    return true;
-  }
   const tune::CategoricalSpace *space() const override { return &space_; }
 
   support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
@@ -194,6 +188,20 @@ public:
     if (auto ok = problem->prepare(); !ok)
       return ok.error();
     return std::unique_ptr<tune::Problem>(std::move(problem));
+  }
+  support::Expected<std::optional<std::string>> checkStart(const tune::TuneConfig &config, const std::string &text,
+                                                           const std::string &label) const override {
+    auto options = KernelOptions::fromJson(config.options);
+    if (!options)
+      return options.error();
+    auto m = loadManifest(options->project);
+    if (!m)
+      return m.error();
+    auto v = parseVariant(*m, text);
+    if (v)
+      return std::optional<std::string>();
+    std::string where = v.error().line > 0 ? fmt::format("{}:{}", label, v.error().line) : label;
+    return std::optional<std::string>(fmt::format("{}: error: {}\n", where, v.error().message));
   }
 };
 

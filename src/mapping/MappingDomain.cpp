@@ -142,16 +142,6 @@ public:
       return {expertText_, fmt::format("the expert mapper {}", *expertPath_)};
     return {space_.render(space_.defaults()), "the decision space's defaults (no expert mapper for this app)"};
   }
-  support::Expected<bool> checkStart(const std::string &text, const std::string &label) const override {
-    auto bad = rejectIfInvalid(text, models_.app.get());
-    if (!bad)
-      return true;
-    std::string diags = bad->rawOutput;
-    for (size_t at = diags.find("candidate.map"); at != std::string::npos;
-         at = diags.find("candidate.map", at + label.size()))
-      diags.replace(at, 13, label);
-    return support::Error{diags};
-  }
   const tune::CategoricalSpace *space() const override { return &space_; }
   support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
                                            const std::string &header) const override {
@@ -194,6 +184,23 @@ public:
       return ok.error();
     problem->setStart(config.start.empty() ? problem->defaultStart().first : config.start);
     return std::unique_ptr<tune::Problem>(std::move(problem));
+  }
+  support::Expected<std::optional<std::string>> checkStart(const tune::TuneConfig &config, const std::string &text,
+                                                           const std::string &label) const override {
+    auto options = MappingOptions::fromJson(config.options);
+    if (!options)
+      return options.error();
+    auto models = loadModels(options->app, options->machine, options->size);
+    if (!models)
+      return models.error();
+    auto bad = rejectIfInvalid(text, models->app.get());
+    if (!bad)
+      return std::optional<std::string>();
+    std::string diags = bad->rawOutput;
+    for (size_t at = diags.find("candidate.map"); at != std::string::npos;
+         at = diags.find("candidate.map", at + label.size()))
+      diags.replace(at, 13, label);
+    return std::optional<std::string>(diags);
   }
 };
 

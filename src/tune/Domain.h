@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,6 @@ public:
   virtual void setBaseline(double baseline) = 0;
   /// The start when the user gave none, and its label.
   virtual std::pair<std::string, std::string> defaultStart() const = 0;
-  /// A start the user gave that cannot be improved: the located diagnostics.
-  virtual support::Expected<bool> checkStart(const std::string &text, const std::string &label) const = 0;
   /// The categorical space of the search agents; null: the domain has none.
   virtual const CategoricalSpace *space() const = 0;
   /// Writes the best artifact where the user can use it (`path`); returns what was written.
@@ -86,6 +85,11 @@ public:
   virtual std::string name() const = 0;
   /// Reads `config.options` (strictly) and prepares the problem; may fill in options it decides.
   virtual support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const = 0;
+  /// Checks a start artifact the user gave (labelled `label` in messages) without preparing a
+  /// problem: nullopt when it is fine, the located diagnostics when it is not (every edit of it
+  /// would fail); an error when the options themselves are wrong.
+  virtual support::Expected<std::optional<std::string>> checkStart(const TuneConfig &config, const std::string &text,
+                                                                   const std::string &label) const = 0;
 };
 
 /// The domains and agents hone knows, registered at start-up.

@@ -120,6 +120,12 @@ for (run, _) in runs:
 assert invalid >= 1, "no run tried a breaking UNROLL value"
 PY
 
+# A start variant the manifest does not allow is refused before anything runs, located.
+printf '[knobs]\nUNROLL = "5"\n' > "$TMP/start.toml"
+check tune-bad-start 1 "$HONE" tune --kernel "$P" --start "$TMP/start.toml" --db "$TMP/s.db"
+expect_err tune-bad-start "start.toml: error: knob UNROLL = '5' is not one of its values"
+expect_err tune-bad-start "does not check; fix it first"
+
 # runs / show / export know kernel runs.
 check runs 0 "$HONE" runs --db "$TMP/k.db" --json
 expect_out runs '"domain": "kernel"'

@@ -100,7 +100,6 @@ public:
   std::string baselineMetricName() const override { return "value"; }
   void setBaseline(double b) override { baseline_ = b; }
   std::pair<std::string, std::string> defaultStart() const override { return {"0", "zero"}; }
-  hone::support::Expected<bool> checkStart(const std::string &, const std::string &) const override { return true; }
   const CategoricalSpace *space() const override { return &digits_; }
   hone::support::Expected<std::string> writeBest(const hone::engine::Step &, const std::string &path,
                                                  const std::string &) const override {
@@ -124,6 +123,12 @@ public:
       return hone::support::Error{e.what()};
     }
     return std::unique_ptr<Problem>(std::make_unique<Guess>());
+  }
+  hone::support::Expected<std::optional<std::string>> checkStart(const TuneConfig &, const std::string &text,
+                                                                 const std::string &label) const override {
+    if (text.find_first_not_of("0123456789") == std::string::npos && !text.empty())
+      return std::optional<std::string>();
+    return std::optional<std::string>(label + ": not a number\n");
   }
 };
 
@@ -152,6 +157,14 @@ TEST(Registry, DomainsAndAgentsByName) {
   EXPECT_TRUE(r.agent("guess", "ensemble"));
   EXPECT_FALSE(r.agent("guess", "guided")); // no domain-specific agent was registered for it
   EXPECT_NE(r.agentHelp("guess").find("random:"), std::string::npos);
+  TuneConfig c;
+  auto fine = r.domain("guess")->checkStart(c, "42", "start.txt");
+  ASSERT_TRUE(fine);
+  EXPECT_FALSE(*fine);
+  auto bad = r.domain("guess")->checkStart(c, "forty-two", "start.txt");
+  ASSERT_TRUE(bad);
+  ASSERT_TRUE(*bad);
+  EXPECT_EQ(**bad, "start.txt: not a number\n");
 }
 
 TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
