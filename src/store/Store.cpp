@@ -143,6 +143,16 @@ Expected<bool> Store::setRunStatus(int64_t run, const std::string &status) {
   return true;
 }
 
+Expected<bool> Store::setRunConfig(int64_t run, const nlohmann::json &config) {
+  Statement s(*db_, "UPDATE runs SET config = ? WHERE id = ?;");
+  s.bind(1, config.dump()).bind(2, run);
+  if (auto r = s.run(); !r)
+    return Error{fmt::format("cannot update run {}: {}", run, r.error().message)};
+  if (db_->changes() == 0)
+    return Error{fmt::format("no run {}", run)};
+  return true;
+}
+
 std::vector<RunInfo> Store::runs() {
   std::vector<RunInfo> out;
   Statement s(*db_, "SELECT id, created_at, app, machine, agent, status, seed, config, domain FROM runs ORDER BY id;");

@@ -73,6 +73,8 @@ public:
 
   support::Expected<int64_t> createRun(const RunInfo &run);
   support::Expected<bool> setRunStatus(int64_t run, const std::string &status);
+  /// Replaces a run's configuration (what the run decided after it was created: its baseline).
+  support::Expected<bool> setRunConfig(int64_t run, const nlohmann::json &config);
   std::vector<RunInfo> runs();
   std::optional<RunInfo> run(int64_t id);
 

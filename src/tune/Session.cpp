@@ -71,32 +71,29 @@ store::RunUsage usageOf(const llm::Client &client) {
   return {t.promptTokens, t.completionTokens, client.cost(), client.calls()};
 }
 
-/// Records each step in its own transaction, and what the LLM has cost so far;
-/// a failure to record is reported once and stops nothing.
+/// Records each step in its own transaction, and what the LLM has cost so far; the first
+/// failure to record is kept, and the run stops on it.
 class StoreRecorder final : public engine::Recorder {
 public:
-  StoreRecorder(store::Store &store, int64_t run, int64_t next, const llm::Client *client,
-                std::function<void(const std::string &)> warn)
-      : store_(store), run_(run), next_(next), client_(client), warn_(std::move(warn)) {}
+  StoreRecorder(store::Store &store, int64_t run, int64_t next, const llm::Client *client)
+      : store_(store), run_(run), next_(next), client_(client) {}
   void record(const engine::Step &step) override {
     auto ok = store_.recordStep(run_, toRecord(step, next_));
     if (ok && client_)
       ok = store_.setRunUsage(run_, usageOf(*client_));
-    if (!ok && !warned_) {
-      if (warn_)
-        warn_(fmt::format("cannot record step {}: {}", next_, ok.error().message));
-      warned_ = true;
-    }
+    if (!ok && failure_.empty())
+      failure_ = fmt::format("cannot record step {}: {}", next_, ok.error().message);
     ++next_;
   }
+  /// Why a step could not be recorded ("" while every step was): the run stops then.
+  const std::string &failure() const { return failure_; }
 
 private:
   store::Store &store_;
   int64_t run_;
   int64_t next_;
   const llm::Client *client_;
-  std::function<void(const std::string &)> warn_;
-  bool warned_ = false;
+  std::string failure_;
 };
 
 } // namespace
@@ -174,18 +171,9 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   if (!agent)
     return agent.error();
 
+  // The run exists before anything is evaluated, so a run killed while the reference is measured
+  // can be resumed (its baseline is measured then).
   if (!so.resumeRun) {
-    // The reference that scores 1.0, measured once.
-    auto [reference, referenceLabel] = problem.reference();
-    engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
-    double measured = ref.ok() ? problem.baselineOf(ref) : 0;
-    if (measured > 0) {
-      config.baseline = measured;
-      config.baselineLabel = referenceLabel;
-    } else {
-      config.baselineLabel = fmt::format("raw {} ({} failed: {})", problem.baselineMetricName(), referenceLabel,
-                                         ref.error.empty() ? "no result" : ref.error);
-    }
     store::RunInfo info;
     info.domain = domain->name();
     info.app = report.subject;
@@ -203,6 +191,21 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
       history.push_back(fromRecord(r));
     (void)store.setRunStatus(*so.resumeRun, "running");
   }
+  if (config.baselineLabel.empty()) { // not measured yet: a new run, or one killed while measuring it
+    // The reference that scores 1.0, measured once.
+    auto [reference, referenceLabel] = problem.reference();
+    engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
+    double measured = ref.ok() ? problem.baselineOf(ref) : 0;
+    if (measured > 0) {
+      config.baseline = measured;
+      config.baselineLabel = referenceLabel;
+    } else {
+      config.baselineLabel = fmt::format("raw {} ({} failed: {})", problem.baselineMetricName(), referenceLabel,
+                                         ref.error.empty() ? "no result" : ref.error);
+    }
+    if (auto saved = store.setRunConfig(report.runId, config.toJson()); !saved)
+      return support::Error{fmt::format("--db {}: {}", so.db, saved.error().message)};
+  }
   problem.setBaseline(config.baseline);
 
   std::string domainName = domain->name();
@@ -210,7 +213,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     return guide->feedback(r.rawOutput, r.profile, domainName, *level);
   };
   engine::PoolEvaluator pool([&](const engine::Candidate &c) { return problem.evaluate(c); }, config.jobs);
-  StoreRecorder recorder(store, report.runId, static_cast<int64_t>(history.size()), client.get(), so.warn);
+  StoreRecorder recorder(store, report.runId, static_cast<int64_t>(history.size()), client.get());
   engine::LoopOptions options;
   options.budget = config.iterations;
   options.batch = std::max<size_t>(1, config.jobs);
@@ -220,8 +223,18 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     options.stop = options.stop | engine::StopCondition::noImprovement(config.patience);
   if (config.target)
     options.stop = options.stop | engine::StopCondition::target(*config.target);
+  // A step that cannot be recorded stops the run: going on would compute what nobody keeps.
+  options.stop = options.stop | engine::StopCondition([&recorder](const engine::Progress &) {
+                   return recorder.failure().empty() ? std::nullopt : std::optional<std::string>(recorder.failure());
+                 });
   options.onStep = so.onStep;
   report.outcome = engine::runLoop(**agent, pool, feedback, &recorder, options, history);
+  if (!recorder.failure().empty()) {
+    (void)store.setRunStatus(report.runId, "failed");
+    return support::Error{fmt::format("--db {}: {}; the run stopped (hone resume {} continues it once the store "
+                                      "can be written)",
+                                      so.db, recorder.failure(), report.runId)};
+  }
   (void)store.setRunStatus(report.runId, "finished");
   if (client) {
     report.usage = usageOf(*client);

@@ -9,7 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "store/Store.h"
+#include "support/Sqlite.h"
 
 using namespace hone::tune;
 using nlohmann::json;
@@ -78,6 +82,9 @@ public:
   std::string render(const std::vector<int> &a) const override { return std::to_string(a[0] * 10 + a[1]); }
 };
 
+/// Set by a test: the next evaluation of the reference ("0") ends the process, as kill -9 would.
+bool gDieOnReference = false;
+
 class Guess final : public Problem {
 public:
   std::string subject() const override { return "guess"; }
@@ -85,6 +92,8 @@ public:
   hone::engine::EvalResult evaluate(const hone::engine::Candidate &c) override {
     hone::engine::EvalResult r;
     int x = std::atoi(c.artifact.c_str());
+    if (x == 0 && gDieOnReference)
+      std::_Exit(137);
     if (x == 13) {
       r.status = hone::engine::EvalStatus::Invalid;
       r.error = "unlucky";
@@ -222,4 +231,68 @@ TEST(Session, UsageErrorsBeforeAnythingRuns) {
   c.options = {{"bogus", 1}};
   EXPECT_NE(runTune(c, so).error().message.find("unknown key 'bogus'"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(db.path)); // nothing was created for a run that never started
+}
+
+TEST(Session, AStepThatCannotBeRecordedStopsTheRun) {
+  registerGuess();
+  TempDb db;
+  {
+    auto st = hone::store::Store::open(db.path);
+    ASSERT_TRUE(st);
+    ASSERT_TRUE(hone::support::Database::open(db.path).value()->exec(
+        "CREATE TRIGGER full AFTER INSERT ON evaluations WHEN (SELECT count(*) FROM evaluations) > 3 "
+        "BEGIN SELECT RAISE(FAIL, 'disk full (simulated)'); END;"));
+  }
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "random";
+  c.iterations = 20;
+  SessionOptions so;
+  so.db = db.path;
+  auto r = runTune(c, so);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cannot record step 3"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("disk full (simulated)"), std::string::npos);
+  auto st = hone::store::Store::open(db.path);
+  ASSERT_TRUE(st);
+  EXPECT_EQ((*st)->run(1)->status, "failed");
+  EXPECT_EQ((*st)->steps(1).size(), 3u); // what was recorded stays
+}
+
+TEST(Session, ARunKilledWhileMeasuringItsReferenceResumes) {
+  registerGuess();
+  TempDb db;
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    gDieOnReference = true;
+    TuneConfig c;
+    c.domain = "guess";
+    c.agent = "random";
+    c.iterations = 5;
+    SessionOptions so;
+    so.db = db.path;
+    (void)runTune(c, so);
+    std::_Exit(0); // not reached: the reference's evaluation ends the process
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 137);
+  auto st = hone::store::Store::open(db.path);
+  ASSERT_TRUE(st);
+  auto run = (*st)->run(1);
+  ASSERT_TRUE(run) << "the run exists before its reference is measured";
+  EXPECT_TRUE((*st)->steps(1).empty());
+  auto stored = TuneConfig::fromJson(run->config);
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(stored->baseline, 0);
+  SessionOptions so;
+  so.db = db.path;
+  so.resumeRun = 1;
+  auto resumed = runTune(*stored, so);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  EXPECT_EQ(stored->baseline, 58); // measured on resume
+  EXPECT_EQ(resumed->outcome.progress.evaluations, 5u);
+  EXPECT_EQ(TuneConfig::fromJson((*st)->run(1)->config)->baseline, 58); // and saved
 }
