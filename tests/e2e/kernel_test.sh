@@ -176,5 +176,31 @@ check tune-both 2 "$HONE" tune --app circuit --kernel "$P"
 check tune-kernel-llm 2 "$HONE" tune --kernel "$P" --agent llm --db "$TMP/b.db"
 expect_err tune-kernel-llm "is not one of guided"
 
+# Hostile paths and files: a folder named with spaces and $(...) (substituted once and quoted, never
+# run), a device where the manifest should be, TOML nested past the parser's limit, an inf output.
+Q="$TMP/my proj \$(touch $TMP/PWNED)"
+mkdir -p "$Q"
+cp "$P/scale.c" "$P/hone.toml" "$Q/"
+check hostile-path 0 "$HONE" kernel check "$Q"
+test ! -e "$TMP/PWNED" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL hostile-path: a path was run as a command"; }
+check device-manifest 2 "$HONE" kernel check /dev/null
+expect_err device-manifest "not a regular file"
+python3 -c "print('[project]\nsources=[\"a.c\"]\nx=' + '['*5000 + ']'*5000)" > "$TMP/deep.toml"
+check deep-manifest 2 "$HONE" kernel check "$TMP/deep.toml"
+expect_err deep-manifest "deep.toml:3:"
+I="$TMP/inf"
+mkdir -p "$I"
+cat > "$I/inf.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#ifndef MODE
+#define MODE 0
+#endif
+int main(int argc, char **argv) { double s = atof(argv[1]); printf("%g\n%g\n", s, MODE ? 1.0 / 0.0 : 2 * s); return 0; }
+C
+check inf-init 0 "$HONE" kernel init "$I/inf.c"
+check inf-output 1 "$HONE" kernel measure "$I" --knob MODE=1 --rounds 1
+expect_err inf-output "output 1 is inf, the reference's"
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
