@@ -169,17 +169,25 @@ private:
   std::string start_;
 };
 
+/// A run's mapping options and the models they name.
+support::Expected<std::pair<MappingOptions, LoadedModels>> optionsAndModels(const tune::TuneConfig &config) {
+  auto options = MappingOptions::fromJson(config.options);
+  if (!options)
+    return options.error();
+  auto models = loadModels(options->app, options->machine, options->size);
+  if (!models)
+    return models.error();
+  return std::make_pair(std::move(*options), std::move(*models));
+}
+
 class MappingDomain final : public tune::Domain {
 public:
   std::string name() const override { return "mapping"; }
   support::Expected<std::unique_ptr<tune::Problem>> open(tune::TuneConfig &config) const override {
-    auto options = MappingOptions::fromJson(config.options);
-    if (!options)
-      return options.error();
-    auto models = loadModels(options->app, options->machine, options->size);
-    if (!models)
-      return models.error();
-    auto problem = std::make_unique<MappingProblem>(std::move(*options), std::move(*models));
+    auto loaded = optionsAndModels(config);
+    if (!loaded)
+      return loaded.error();
+    auto problem = std::make_unique<MappingProblem>(std::move(loaded->first), std::move(loaded->second));
     if (auto ok = problem->makeCommandEvaluator(); !ok)
       return ok.error();
     problem->setStart(config.start.empty() ? problem->defaultStart().first : config.start);
@@ -187,13 +195,10 @@ public:
   }
   support::Expected<std::optional<std::string>> checkStart(const tune::TuneConfig &config, const std::string &text,
                                                            const std::string &label) const override {
-    auto options = MappingOptions::fromJson(config.options);
-    if (!options)
-      return options.error();
-    auto models = loadModels(options->app, options->machine, options->size);
-    if (!models)
-      return models.error();
-    auto bad = rejectIfInvalid(text, models->app.get());
+    auto loaded = optionsAndModels(config);
+    if (!loaded)
+      return loaded.error();
+    auto bad = rejectIfInvalid(text, loaded->second.app.get());
     if (!bad)
       return std::optional<std::string>();
     std::string diags = bad->rawOutput;
