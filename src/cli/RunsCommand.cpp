@@ -5,10 +5,9 @@
 // the optimization corpus (diagnostics, change, rationale, result per step).
 #include "cli/Commands.h"
 
-#include "mapping/LlmAgent.h"
-
 #include "store/Store.h"
 #include "support/FileUtil.h"
+#include "tune/LlmOptimizer.h"
 
 #include <dtl/dtl.hpp>
 #include <fmt/format.h>
@@ -166,7 +165,7 @@ void printStep(const store::RunInfo &run, const store::StepRecord &s) {
   std::cout << "\n--- " << artifactName(run) << " " << s.hash << " ---\n" << s.artifact;
   if (!s.artifact.empty() && s.artifact.back() != '\n')
     std::cout << "\n";
-  std::cout << "\n--- feedback ---\n" << mapping::feedbackText(s.feedback);
+  std::cout << "\n--- feedback ---\n" << tune::feedbackText(s.feedback);
   if (s.notes.is_object() && s.notes.contains("messages")) {
     const json &n = s.notes;
     std::cout << fmt::format("\n--- conversation ({}, seed {}, {} call{}, {} repair{}, {} prompt + {} completion "

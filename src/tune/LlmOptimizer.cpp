@@ -1,0 +1,273 @@
+#include "tune/LlmOptimizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace hone::tune {
+
+using nlohmann::json;
+
+namespace {
+
+std::string scoreText(bool ok, double score) { return ok ? fmt::format("{:.3f}", score) : "0 (failed)"; }
+
+} // namespace
+
+support::Expected<int> parseOptimizer(const std::string &name) {
+  if (name == "trace" || name == "opro")
+    return -1;
+  constexpr std::string_view suffix = "-shot";
+  if (name.size() > suffix.size() && name.ends_with(suffix)) {
+    std::string k = name.substr(0, name.size() - suffix.size());
+    if (k.size() <= 2 && std::all_of(k.begin(), k.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::stoi(k) <= 20)
+      return std::stoi(k);
+  }
+  return support::Error{fmt::format("'{}' is not one of trace, opro, K-shot (0-shot, 5-shot, ... up to 20-shot)",
+                                    name)};
+}
+
+std::string feedbackText(const json &feedback) {
+  if (!feedback.is_object())
+    return "(no feedback)";
+  std::string out = "Execution output:\n" + feedback.value("execution", std::string("(none)")) + "\n";
+  std::string findings;
+  if (feedback.contains("findings") && feedback["findings"].is_array())
+    for (const auto &f : feedback["findings"]) {
+      // The evidence alone is what the profile measured; it is shown as part of an
+      // explanation, so that the exec level shows the execution output only.
+      if (!f.contains("explanation") && !f.contains("suggestion"))
+        continue;
+      findings += fmt::format("- [{}] {}\n", f.value("severity", "note"),
+                              f.value("explanation", f.value("evidence", std::string())));
+      if (f.contains("suggestion"))
+        findings += fmt::format("  Suggestion: {}\n", f["suggestion"].get<std::string>());
+    }
+  if (!findings.empty())
+    out += "\nAnalysis (AutoGuide):\n" + findings;
+  return out;
+}
+
+json LlmExchange::toJson(const std::string &optimizer) const {
+  json msgs = json::array();
+  for (const auto &m : messages)
+    msgs.push_back({{"role", m.role}, {"content", m.content}});
+  json j{{"agent", "llm"},
+         {"optimizer", optimizer},
+         {"messages", msgs},
+         {"usage", {{"prompt_tokens", usage.promptTokens}, {"completion_tokens", usage.completionTokens}}},
+         {"cost", cost},
+         {"calls", calls},
+         {"repairs", repairs},
+         {"cached", cached && calls > 0},
+         {"finish_reasons", finishReasons}};
+  if (seed)
+    j["seed"] = *seed;
+  if (!error.empty())
+    j["error"] = error;
+  return j;
+}
+
+LlmOptimizer::LlmOptimizer(std::unique_ptr<LlmCodec> codec, std::string start, std::string startLabel,
+                           llm::Client &client, LlmOptimizerOptions options)
+    : codec_(std::move(codec)), start_(std::move(start)), startLabel_(std::move(startLabel)), client_(client),
+      options_(std::move(options)), name_(codec_->artifactName()), fence_(codec_->fence()) {
+  if (auto k = parseOptimizer(options_.optimizer))
+    shots_ = *k;
+}
+
+std::pair<std::string, std::string> LlmOptimizer::readReply(const std::string &content) const {
+  if (auto j = llm::extractJson(content); j && j->contains(name_) && (*j)[name_].is_string())
+    return {(*j)[name_].get<std::string>(), j->value("rationale", "")};
+  if (auto block = llm::extractCodeBlock(content, fence_))
+    return {*block, ""};
+  return {content, ""};
+}
+
+std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
+  const Seen *best = best_ ? &seen_[*best_] : (seen_.empty() ? nullptr : &seen_.front());
+  std::map<std::string, std::string> values = {
+      {name_, best ? best->text : start_},
+      {"score", best ? scoreText(best->ok, best->score) : "not run yet"},
+      {"feedback", best ? feedbackText(best->feedback) : "(not run yet)"},
+      {"last", ""},
+      {"history", ""},
+      {"examples", ""},
+  };
+  if (!seen_.empty() && best && &seen_.back() != best) {
+    const Seen &last = seen_.back();
+    values["last"] = fmt::format("## Your last attempt (score {}), not better than the current {}\n```{}\n{}\n```\n"
+                                 "What happened when it ran:\n{}\n",
+                                 scoreText(last.ok, last.score), name_, fence_, last.text,
+                                 feedbackText(last.feedback));
+  }
+  if (options_.optimizer == "opro") {
+    std::vector<const Seen *> ranked;
+    for (const auto &s : seen_)
+      ranked.push_back(&s);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Seen *a, const Seen *b) { return a->score > b->score; });
+    if (ranked.size() > options_.history)
+      ranked.resize(options_.history);
+    std::reverse(ranked.begin(), ranked.end()); // ascending, the best last
+    std::string history;
+    for (const Seen *s : ranked)
+      history += fmt::format("score: {}\n```{}\n{}\n```\n\n", scoreText(s->ok, s->score), fence_, s->text);
+    values["history"] = history;
+  }
+  if (shots_ > 0) {
+    std::string examples;
+    for (size_t i = 0; i < options_.examples.size() && i < static_cast<size_t>(shots_); ++i)
+      examples += fmt::format("### Example {}: {}\n```{}\n{}\n```\n\n", i + 1, options_.examples[i].label, fence_,
+                              options_.examples[i].text);
+    values["examples"] = examples;
+  }
+  return values;
+}
+
+support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
+  const std::string folder = codec_->promptFolder();
+  const char *bodyName = shots_ >= 0 ? "shots" : options_.optimizer == "opro" ? "opro" : "trace";
+  auto system = llm::loadTemplate(folder, "system", options_.promptDirs);
+  auto body = llm::loadTemplate(folder, bodyName, options_.promptDirs);
+  auto repair = llm::loadTemplate(folder, "repair", options_.promptDirs);
+  auto duplicate = llm::loadTemplate(folder, "duplicate", options_.promptDirs);
+  for (const auto *t : {&system, &body, &repair, &duplicate})
+    if (!*t)
+      return t->error();
+  auto values = codec_->promptValues();
+  if (!values)
+    return values.error();
+  for (auto &[key, value] : optimizerValues())
+    (*values)[key] = std::move(value); // the optimizer's own values win: a domain cannot shadow {{score}}
+  auto prompt = llm::render(*body, *values);
+  if (!prompt)
+    return prompt.error();
+  return Prepared{*repair, *duplicate, {{"system", system->text}, {"user", *prompt}}};
+}
+
+std::optional<engine::Candidate> LlmOptimizer::converse(const Prepared &prepared, int64_t index,
+                                                        LlmExchange &ex) const {
+  ex.messages = prepared.messages;
+  llm::ChatRequest request;
+  request.temperature = options_.temperature;
+  request.maxTokens = options_.maxTokens;
+  if (options_.seed)
+    ex.seed = request.seed = *options_.seed + index;
+  request.format = llm::Format::JsonSchema;
+  request.schema = {{"type", "object"},
+                    {"properties", {{name_, {{"type", "string"}}}, {"rationale", {{"type", "string"}}}}},
+                    {"required", {name_, "rationale"}},
+                    {"additionalProperties", false}};
+  std::string text, rationale;
+  for (int round = 0;; ++round) {
+    request.messages = ex.messages;
+    auto reply = client_.chat(request);
+    if (!reply) {
+      ex.error = reply.error().message;
+      return std::nullopt;
+    }
+    ++ex.calls;
+    ex.cached = ex.cached && reply->cached;
+    ex.usage.promptTokens += reply->usage.promptTokens;
+    ex.usage.completionTokens += reply->usage.completionTokens;
+    ex.cost += reply->cost;
+    ex.messages.push_back({"assistant", reply->content});
+    ex.finishReasons.push_back(reply->finishReason);
+    std::tie(text, rationale) = readReply(reply->content);
+    std::optional<std::string> followUp;
+    if (auto rejected = codec_->check(text)) {
+      auto fix = llm::render(prepared.repair, {{"diagnostics", rejected->diagnostics}});
+      followUp = fix ? *fix : rejected->plain;
+      if (reply->finishReason == "length")
+        *followUp = fmt::format("Your reply was cut off at the token limit before the {0} was complete; reply with a "
+                                "shorter complete {0} (no explanations inside it).\n\n",
+                                name_) +
+                    *followUp;
+    } else if (std::string hash = engine::contentHash(text); seenByHash_.count(hash) || pending_.count(hash)) {
+      std::string earlier = "is being evaluated";
+      if (auto it = seenByHash_.find(hash); it != seenByHash_.end())
+        earlier = "scored " + scoreText(seen_[it->second].ok, seen_[it->second].score);
+      auto again = llm::render(prepared.duplicate, {{"earlier", earlier}});
+      followUp = again ? *again : fmt::format("This {} was already evaluated; write a different one.", name_);
+    }
+    if (!followUp || round >= options_.repairs)
+      break;
+    ++ex.repairs;
+    ex.messages.push_back({"user", *followUp});
+  }
+  std::string why = rationale.empty() ? "no rationale given" : rationale;
+  const Seen *best = best_ ? &seen_[*best_] : nullptr;
+  engine::Candidate c = engine::Candidate::make(text, shots_ < 0 && best ? best->hash : std::string(),
+                                                fmt::format("llm ({}): {}", options_.optimizer, why));
+  c.notes = ex.toJson(options_.optimizer);
+  return c;
+}
+
+std::vector<engine::Candidate> LlmOptimizer::propose(size_t count) {
+  std::vector<engine::Candidate> out;
+  if (!started_) {
+    started_ = true;
+    // K-shot samples start from nothing (the ablation's point); trace and opro improve a start.
+    if (shots_ < 0) {
+      out.push_back(engine::Candidate::make(start_, {}, "the starting point: " + startLabel_));
+      pending_.insert(out.back().hash);
+    }
+  }
+  if (out.size() >= count)
+    return out;
+  if (repeats_ >= kMaxRepeats) {
+    stopReason_ = fmt::format("the LLM agent stopped: the model proposed {}s already tried {} times in a row", name_,
+                              repeats_);
+    return out;
+  }
+  auto prepared = prepare();
+  if (!prepared) {
+    stopReason_ = "the LLM agent stopped: " + prepared.error().message;
+    return out;
+  }
+  // The batch's requests share one prompt and differ in their seed; they go out together (the
+  // client bounds how many are in flight) and come back in order, so a replay sees the same batch.
+  size_t want = count - out.size();
+  std::vector<LlmExchange> exchanges(want);
+  std::vector<std::optional<engine::Candidate>> got(want);
+  auto one = [&](size_t i) { got[i] = converse(*prepared, requests_ + static_cast<int64_t>(i), exchanges[i]); };
+  if (want == 1) {
+    one(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < want; ++i)
+      threads.emplace_back(one, i);
+    for (auto &t : threads)
+      t.join();
+  }
+  requests_ += static_cast<int64_t>(want);
+  for (size_t i = 0; i < want; ++i) {
+    if (!got[i]) {
+      // The model cannot be asked (budget, network): the run ends when no request of a batch gets through.
+      stopReason_ = "the LLM agent stopped: " + exchanges[i].error;
+    } else {
+      repeats_ = seenByHash_.count(got[i]->hash) || pending_.count(got[i]->hash) ? repeats_ + 1 : 0;
+      pending_.insert(got[i]->hash);
+      out.push_back(std::move(*got[i]));
+    }
+    exchanges_.push_back(std::move(exchanges[i]));
+  }
+  return out;
+}
+
+void LlmOptimizer::notify(const std::vector<engine::Step> &steps) {
+  for (const auto &s : steps) {
+    pending_.erase(s.candidate.hash);
+    if (seenByHash_.count(s.candidate.hash))
+      continue; // a repeat: its result is the earlier one's
+    seenByHash_[s.candidate.hash] = seen_.size();
+    seen_.push_back({s.candidate.artifact, s.candidate.hash, s.result.ok() ? s.result.score : 0.0, s.result.ok(),
+                     s.feedback});
+    if (s.result.ok() && (!best_ || s.result.score > seen_[*best_].score))
+      best_ = seen_.size() - 1;
+  }
+}
+
+} // namespace hone::tune
