@@ -118,7 +118,7 @@ Privilege readPrivilege(TableReader &r) {
   r.failAt("privilege", fmt::format("unknown privilege '{}' (known: read, write, read-write, reduce)", text));
 }
 
-AppModel read(TableReader &top) {
+AppModel readApp(TableReader &top) {
   AppModel app;
   app.name = top.string("name");
   app.description = top.string("description", "");
@@ -403,7 +403,7 @@ void checkNames(const AppModel &app) {
 
 Expected<AppModel> parseApp(const std::string &path, const std::string &text) {
   return support::parseTomlDocument<AppModel>(path, text, [&](TableReader &top) {
-    AppModel app = read(top);
+    AppModel app = readApp(top);
     app.path = path; // checkNames reports against it
     checkNames(app);
     return app;

@@ -92,7 +92,7 @@ double nonNegative(TableReader &r, const char *key, double fallback) {
   return v;
 }
 
-MachineModel read(TableReader &top) {
+MachineModel readMachine(TableReader &top) {
   MachineModel m;
   m.name = top.string("name");
   m.description = top.string("description", "");
@@ -211,7 +211,7 @@ MachineModel read(TableReader &top) {
 
 Expected<MachineModel> parseMachine(const std::string &path, const std::string &text) {
   return support::parseTomlDocument<MachineModel>(path, text, [&](TableReader &top) {
-    MachineModel m = read(top);
+    MachineModel m = readMachine(top);
     m.path = path;
     return m;
   });

@@ -61,9 +61,6 @@ double earliestOnAll(std::span<Timeline *const> lines, double ready, double dura
   return s;
 }
 
-[[noreturn]] void fail(std::string kind, std::string message, std::string detail) {
-  throw Failure{std::move(kind), std::move(message), std::move(detail)};
-}
 
 class Executor {
 public:

@@ -14,9 +14,6 @@ namespace {
 constexpr std::array<ProcKind, 6> kDefaultKindOrder = {ProcKind::GPU, ProcKind::OMP, ProcKind::CPU,
                                                        ProcKind::IO,  ProcKind::PY,  ProcKind::PROC};
 
-[[noreturn]] void fail(std::string kind, std::string message, std::string detail) {
-  throw Failure{std::move(kind), std::move(message), std::move(detail)};
-}
 } // namespace
 
 Resolver::Resolver(const Context &cx, const dsl::Program &policy)

@@ -103,6 +103,9 @@ TaskTime taskTime(const model::Task &task, const model::PointTask &pt, const Pro
 struct Failure {
   std::string kind, message, detail;
 };
+[[noreturn]] inline void fail(std::string kind, std::string message, std::string detail) {
+  throw Failure{std::move(kind), std::move(message), std::move(detail)};
+}
 
 std::string bytesText(double bytes);
 std::string timeText(double s);

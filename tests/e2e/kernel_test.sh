@@ -4,10 +4,11 @@
 # random), runs/show/export on kernel runs, kill -9 and resume, located
 # manifest errors. The program's UNROLL knob has a remainder bug for values
 # that do not divide its length: validation must reject them, always.
-# Usage: kernel_test.sh HONE_BINARY SOURCE_DIR
+# Usage: kernel_test.sh HONE_BINARY SOURCE_DIR [all|tools|tune]
 set -uo pipefail
 HONE=$1
 SRC=$2
+PART=${3:-all}
 source "$(dirname "$0")/lib.sh"
 
 P="$TMP/scale"
@@ -51,6 +52,7 @@ grep -q 'LEN = 2000000 (line' "$P/hone.toml" && pass=$((pass + 1)) || { fail=$((
 sed -i 's/^max_repeats = 15/max_repeats = 4/; s/^target_ci = 0.02/target_ci = 0.5/' "$P/hone.toml"
 check init-bad-ext 2 "$HONE" kernel init "$TMP/x.py"
 
+if part tools; then
 # check: builds, runs each seed twice, times.
 check kcheck 0 "$HONE" kernel check "$P"
 expect_out kcheck "build: ok"
@@ -83,6 +85,9 @@ check profile-text 0 "$HONE" kernel profile "$P"
 expect_out profile-text "profiled with"
 expect_out profile-text "transformations, by the time they could save"
 
+fi
+
+if part tune; then
 # tune: guided, then ensemble and random; a wrong variant is data, never the best.
 check tune-guided 0 "$HONE" tune --kernel "$P" --iterations 8 --db "$TMP/k.db" --json --out "$TMP/best-guided"
 python3 - "$TMP/out" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune-guided summary"; }
@@ -161,6 +166,9 @@ seqs = [r[0] for r in db.execute("SELECT sequence FROM evaluations WHERE run_id 
 assert n == distinct == 14 and seqs == list(range(14)), (n, distinct, seqs)
 PY
 
+fi
+
+if part tools; then
 # A manifest with mistakes: located, with did-you-mean; tune refuses before it starts.
 B="$TMP/broken"
 mkdir -p "$B"
@@ -201,6 +209,8 @@ C
 check inf-init 0 "$HONE" kernel init "$I/inf.c"
 check inf-output 1 "$HONE" kernel measure "$I" --knob MODE=1 --rounds 1
 expect_err inf-output "output 1 is inf, the reference's"
+
+fi
 
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,5 @@
 # Helpers of the end-to-end tests: a temporary folder, checks that count.
-# Sourced by cli_test.sh and llm_test.sh after HONE and SRC are set.
+# Sourced by the e2e scripts after HONE and SRC (and PART, for the split ones) are set.
 TMP=$(mktemp -d)
 mkdir -p "$TMP/gen"
 trap 'rm -rf "$TMP"' EXIT
@@ -35,3 +35,6 @@ expect_err() {
   fi
 }
 
+part() { # whether the section of part $1 runs: a script given a part runs that part only
+  [ "${PART:-all}" = all ] || [ "${PART:-all}" = "$1" ]
+}

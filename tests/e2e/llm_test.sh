@@ -4,10 +4,11 @@
 # survived, what hone sends, the key kept secret, token budgets, an exact
 # replay from the cache with the network gone, resume from the cache, the
 # optimizers and feedback levels.
-# Usage: llm_test.sh HONE_BINARY SOURCE_DIR
+# Usage: llm_test.sh HONE_BINARY SOURCE_DIR [all|faults|budgets|prompts]
 set -uo pipefail
 HONE=$1
 SRC=$2
+PART=${3:-all}
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/lib.sh"
 SERVER_PID=
@@ -77,6 +78,7 @@ export HONE_LLM_API_KEY=sk-e2e-secret-4242
 DB="$TMP/llm.db"
 LLM=(--agent llm --llm-model fake-model --llm-timeout 2)
 
+if part faults; then
 # 1. Every fault in one run: 429 with Retry-After, a mapper that does not check (repaired), 500,
 #    a fenced block instead of JSON, a reply that never comes, a cut body. Four evaluations.
 start_server "$TMP/faults.json"
@@ -152,6 +154,9 @@ check llm-rerun-cached 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$DB" --llm
 expect_eq llm-rerun-cached-requests "$(requests)" 0
 expect_eq llm-rerun-cached-same "$(jq_py "$TMP/out" "j['best_score']")" "$(jq_py "$TMP/run1.json" "j['best_score']")"
 
+fi
+
+if part budgets; then
 # 3. A wrong model name: 404, not retried, the run ends with what it had.
 start_server "$TMP/one.json"
 check llm-wrong-model 0 "$HONE" tune --app circuit --agent llm --llm-model no-such-model --llm-url "$URL" --db "$DB" --iterations 3 --json
@@ -181,6 +186,9 @@ expect_out llm-resume '"evaluations": 5'
 expect_eq llm-resume-only-new "$(requests)" 2
 expect_eq llm-resume-prompt-has-history "$(request_field 1 "'Region distribute_charge rp_ghost GPU FBMEM' in r['body']['messages'][1]['content']")" True
 
+fi
+
+if part prompts; then
 # 6. Optimizers and feedback levels: what the prompt holds.
 start_server "$TMP/one.json"
 check llm-exec-level 0 "$HONE" tune --app circuit "${LLM[@]}" --db "$TMP/exec.db" --llm-url "$URL" --iterations 2 --feedback exec --llm-max-tokens 500
@@ -244,6 +252,8 @@ check llm-check-down 1 "$HONE" llm-check --llm-url "$URL" --llm-model fake-model
 expect_out llm-check-down "failed: cannot reach $URL/chat/completions"
 check llm-check-no-model 2 "$HONE" llm-check --llm-url "$URL"
 check llm-check-key-refused 2 "$HONE" llm-check --llm-url "$URL" --llm-model m --api-key sk-x
+
+fi
 
 echo "e2e llm: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
