@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   clang libclang-rt-14-dev            # sanitizer + libFuzzer build
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-  libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev
+  libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
 )

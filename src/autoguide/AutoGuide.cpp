@@ -53,11 +53,10 @@ Expected<std::vector<Rule>> AutoGuide::parseRules(const std::string &path, const
         rule.match = MatchKind::Substring;
       } else if (match == "regex") {
         rule.match = MatchKind::Regex;
-        try {
-          rule.regex = std::regex(rule.pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error &e) {
-          r.failAt("pattern", fmt::format("not a valid regular expression: {}", e.what()));
-        }
+        auto re = support::Regex::compile(rule.pattern);
+        if (!re)
+          r.failAt("pattern", fmt::format("not a valid regular expression: {}", re.error().message));
+        rule.regex = std::move(*re);
       } else if (match == "bottleneck") {
         rule.match = MatchKind::Bottleneck;
       } else {
@@ -119,15 +118,34 @@ std::string fill(std::string text, const std::vector<std::pair<std::string, std:
   return text;
 }
 
-// The line of `text` that holds [begin, end).
+// Output is not under hone's control: a rule reports its first matches, each with at most this much
+// of its line (docs/DEVELOPING.md lists hone's limits).
+constexpr size_t kMaxMatchesPerRule = 20;
+constexpr size_t kMaxEvidence = 400;
+
+// The line of `text` that holds [begin, end), cut to kMaxEvidence characters around the match.
 std::string lineAround(const std::string &text, size_t begin, size_t end) {
   size_t from = text.rfind('\n', begin);
   from = from == std::string::npos ? 0 : from + 1;
   size_t to = text.find('\n', end);
-  std::string line = text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  if (to == std::string::npos)
+    to = text.size();
+  bool cutFront = false, cutBack = false;
+  if (to - from > kMaxEvidence) {
+    size_t keep = kMaxEvidence / 2;
+    if (begin > from + keep) {
+      from = begin - keep;
+      cutFront = true;
+    }
+    if (to > from + kMaxEvidence) {
+      to = from + kMaxEvidence;
+      cutBack = true;
+    }
+  }
+  std::string line = text.substr(from, to - from);
   while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
     line.pop_back();
-  return line;
+  return (cutFront ? "..." : "") + line + (cutBack ? "..." : "");
 }
 
 } // namespace
@@ -152,13 +170,13 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
         add(rule, lineAround(rawOutput, at, at + rule.pattern.size()), {});
       break;
     case MatchKind::Regex:
-      for (auto it = std::sregex_iterator(rawOutput.begin(), rawOutput.end(), rule.regex);
-           it != std::sregex_iterator(); ++it) {
+      for (const support::RegexMatch &m : rule.regex->findAll(rawOutput, kMaxMatchesPerRule)) {
         std::vector<std::pair<std::string, std::string>> vars;
-        for (size_t g = 0; g < it->size(); ++g)
-          vars.emplace_back(std::to_string(g), (*it)[g].str());
-        size_t at = static_cast<size_t>(it->position());
-        add(rule, lineAround(rawOutput, at, at + static_cast<size_t>(it->length())), vars);
+        for (size_t g = 0; g < m.groups.size(); ++g)
+          vars.emplace_back(std::to_string(g), m.groups[g].size() > kMaxEvidence
+                                                   ? m.groups[g].substr(0, kMaxEvidence) + "..."
+                                                   : m.groups[g]);
+        add(rule, lineAround(rawOutput, m.begin, m.end), vars);
       }
       break;
     case MatchKind::Bottleneck:

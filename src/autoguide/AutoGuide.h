@@ -6,11 +6,11 @@
 #pragma once
 
 #include "support/Expected.h"
+#include "support/Regex.h"
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -27,7 +27,7 @@ struct Rule {
   std::string severity; // "error", "warning", "info"
   MatchKind match = MatchKind::Substring;
   std::string pattern;  // the text, the regex, or the bottleneck kind
-  std::regex regex;     // for MatchKind::Regex
+  std::optional<support::Regex> regex; // for MatchKind::Regex (RE2 syntax)
   std::string explanation; // may be empty; templates: {0} {1} ... (regex groups),
   std::string suggestion;  // {resource} {detail} {share} (bottlenecks)
   std::string source;      // "file:line"

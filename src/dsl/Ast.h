@@ -79,6 +79,11 @@ enum class ExprKind {
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
+/// The deepest expression tree the parser builds: every pass over a tree (checking, formatting,
+/// interpreting, compiling, destroying) recurses on it, so a deeper one is refused with a located
+/// error instead of exhausting the stack (docs/DEVELOPING.md lists hone's limits).
+inline constexpr int kMaxExprDepth = 200;
+
 struct Expr {
   ExprKind kind = ExprKind::Int;
   SourceRange range;
@@ -91,6 +96,7 @@ struct Expr {
   ProcKind proc = ProcKind::CPU;
   MemKind mem = MemKind::SYSMEM;
   std::vector<ExprPtr> operands;
+  int height = 1; // of the tree below and including this node
 
   Expr(ExprKind k, SourceRange r) : kind(k), range(r) {}
   const Expr *operand(size_t i) const { return i < operands.size() ? operands[i].get() : nullptr; }

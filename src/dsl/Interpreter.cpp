@@ -133,6 +133,11 @@ bool equalValues(const Value &a, const Value &b) {
 
 constexpr int kMaxCallDepth = 64;
 constexpr size_t kMaxSetPoints = 1 << 16;
+// A policy is a few lines of arithmetic: these bound what a hostile or runaway one can cost
+// (docs/DEVELOPING.md lists hone's limits). Work is counted per call into the interpreter
+// (the globals, or one placement): expressions evaluated plus tuple items copied.
+constexpr size_t kMaxTupleItems = 1 << 16;
+constexpr size_t kMaxWork = 1'000'000;
 
 } // namespace
 
@@ -190,6 +195,7 @@ public:
   }
 
   Value eval(const Expr &e, Locals *locals) {
+    spend(1, e.range);
     switch (e.kind) {
     case ExprKind::Int: return makeInt(e.intValue);
     case ExprKind::Bool: return Value{e.boolValue};
@@ -219,6 +225,7 @@ public:
         fault(e.operands[1]->range, fmt::format("tuple(... for {} in X) needs a tuple X, not {}", e.name,
                                                 range.typeName()));
       std::vector<Value> out;
+      spend(t->items.size() * (1 + (locals ? locals->size() : 0)), e.range);
       for (const auto &item : t->items) {
         Locals inner = locals ? *locals : Locals{};
         inner[e.name] = item;
@@ -231,6 +238,12 @@ public:
   }
 
 private:
+  void spend(size_t units, const SourceRange &where) {
+    work_ += units;
+    if (work_ > kMaxWork)
+      fault(where, fmt::format("the policy did more than {} steps of work here (a runaway computation?)", kMaxWork));
+  }
+
   void checkParam(const FuncDef &f, size_t i, const Value &v, const SourceRange &site) {
     const Param &p = f.params[i];
     bool ok = false;
@@ -304,6 +317,9 @@ private:
         auto t = v.as<TupleValue>();
         if (!t)
           fault(e.range, fmt::format("'*' can only unpack a tuple, not {} {}", v.typeName(), v.str()));
+        if (out.size() + t->items.size() > kMaxTupleItems)
+          fault(e.range, fmt::format("a tuple of more than {} items", kMaxTupleItems));
+        spend(t->items.size(), e.range);
         out.insert(out.end(), t->items.begin(), t->items.end());
       } else {
         out.push_back(eval(e, locals));
@@ -652,6 +668,7 @@ private:
 
   Interpreter &in_;
   int depth_ = 0;
+  size_t work_ = 0;
 };
 
 // ---- Interpreter ----------------------------------------------------------------

@@ -696,10 +696,39 @@ private:
 
   ExprPtr make(ExprKind k, SourceRange r) { return std::make_unique<Expr>(k, r); }
 
+  // Every node with operands goes through here: its height is known, and a tree deeper than
+  // kMaxExprDepth is refused where it grows past the limit.
+  ExprPtr sealed(ExprPtr e) {
+    for (const auto &o : e->operands)
+      if (o)
+        e->height = std::max(e->height, o->height + 1);
+    if (e->height > kMaxExprDepth) {
+      diags_.error(e->range, fmt::format("expression nested deeper than {} levels", kMaxExprDepth));
+      throw SyntaxError{};
+    }
+    return e;
+  }
+
+  // The parser's own recursion, bounded the same way: parentheses add no node, so `((((1))))` is
+  // deep here before it is deep as a tree. One level of nesting enters parseTernary and parseUnary.
+  struct Nesting {
+    Parser &p;
+    explicit Nesting(Parser &parser) : p(parser) {
+      if (++p.nesting_ > 2 * kMaxExprDepth) {
+        --p.nesting_;
+        p.fail(fmt::format("expression nested deeper than {} levels", kMaxExprDepth));
+      }
+    }
+    ~Nesting() { --p.nesting_; }
+    Nesting(const Nesting &) = delete;
+    Nesting &operator=(const Nesting &) = delete;
+  };
+
   ExprPtr parseExpr() { return parseTernary(); }
 
   // ternary := or_expr ('?' ternary ':' ternary)?
   ExprPtr parseTernary() {
+    Nesting nesting(*this);
     ExprPtr cond = parseBinary(1);
     if (!at(TokenKind::Question))
       return cond;
@@ -711,7 +740,7 @@ private:
     e->operands.push_back(std::move(cond));
     e->operands.push_back(std::move(a));
     e->operands.push_back(std::move(b));
-    return e;
+    return sealed(std::move(e));
   }
 
   std::optional<BinaryOp> binaryOpAt() const {
@@ -746,20 +775,21 @@ private:
       e->binaryOp = *op;
       e->operands.push_back(std::move(lhs));
       e->operands.push_back(std::move(rhs));
-      lhs = std::move(e);
+      lhs = sealed(std::move(e));
     }
     return lhs;
   }
 
   // unary := ('-' | '!') unary | postfix
   ExprPtr parseUnary() {
+    Nesting nesting(*this);
     if (at(TokenKind::Minus) || at(TokenKind::Bang)) {
       const Token op = advance();
       ExprPtr inner = parseUnary();
       auto e = make(ExprKind::Unary, SourceRange{op.range.begin, inner->range.end});
       e->unaryOp = op.kind == TokenKind::Minus ? UnaryOp::Neg : UnaryOp::Not;
       e->operands.push_back(std::move(inner));
-      return e;
+      return sealed(std::move(e));
     }
     return parsePostfix(parsePrimary());
   }
@@ -778,7 +808,7 @@ private:
         }
         expect(TokenKind::RParen, "to close the argument list");
         call->range = from(call->range);
-        base = std::move(call);
+        base = sealed(std::move(call));
       } else if (at(TokenKind::LBracket)) {
         base = parseIndex(std::move(base));
       } else if (at(TokenKind::Dot)) {
@@ -796,7 +826,7 @@ private:
         e->name = std::string(p.text);
         e->nameRange = p.range;
         e->operands.push_back(std::move(base));
-        base = std::move(e);
+        base = sealed(std::move(e));
       } else {
         return base;
       }
@@ -818,7 +848,7 @@ private:
         e->operands.push_back(at(TokenKind::RBracket) ? nullptr : parseExpr());
         expect(TokenKind::RBracket, "to close the slice");
         e->range = from(begin);
-        return e;
+        return sealed(std::move(e));
       }
       auto e = make(ExprKind::Index, begin);
       e->operands.push_back(std::move(base));
@@ -827,7 +857,7 @@ private:
         e->operands.push_back(parseListItem());
       expect(TokenKind::RBracket, "to close the index");
       e->range = from(begin);
-      return e;
+      return sealed(std::move(e));
     }
     fail("an index needs at least one expression or a slice");
   }
@@ -841,7 +871,7 @@ private:
       ExprPtr inner = parseUnary();
       auto e = make(ExprKind::Unpack, SourceRange{star.range.begin, inner->range.end});
       e->operands.push_back(std::move(inner));
-      return e;
+      return sealed(std::move(e));
     }
     return parseExpr();
   }
@@ -890,7 +920,7 @@ private:
         if (first->kind == ExprKind::Unpack || first->kind == ExprKind::Star) {
           auto tuple = make(ExprKind::Tuple, from(t.range));
           tuple->operands.push_back(std::move(first));
-          return tuple;
+          return sealed(std::move(tuple));
         }
         return first; // parenthesised expression
       }
@@ -904,7 +934,7 @@ private:
       }
       expect(TokenKind::RParen, "to close the tuple");
       tuple->range = from(t.range);
-      return tuple;
+      return sealed(std::move(tuple));
     }
     case TokenKind::KwTuple: {
       advance();
@@ -919,7 +949,7 @@ private:
       e->operands.push_back(parseExpr());
       expect(TokenKind::RParen, "to close tuple(...)");
       e->range = from(t.range);
-      return e;
+      return sealed(std::move(e));
     }
     case TokenKind::String:
       if (t.unterminated)
@@ -939,6 +969,7 @@ private:
   support::DiagnosticEngine &diags_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int nesting_ = 0; // expression levels being parsed (Nesting)
   std::vector<std::string> brokenLocals_;
 };
 

@@ -48,8 +48,19 @@ const Preset *findPreset(const std::string &name) {
 
 namespace {
 
+struct BodySink {
+  std::string *body;
+  size_t max; // 0: no limit
+  bool tooLarge = false;
+};
+
 size_t onBody(char *data, size_t size, size_t count, void *out) {
-  static_cast<std::string *>(out)->append(data, size * count);
+  auto *sink = static_cast<BodySink *>(out);
+  if (sink->max > 0 && sink->body->size() + size * count > sink->max) {
+    sink->tooLarge = true;
+    return 0; // libcurl stops the transfer with CURLE_WRITE_ERROR
+  }
+  sink->body->append(data, size * count);
   return size * count;
 }
 
@@ -74,8 +85,9 @@ public:
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }
   HttpResult post(const std::string &url, const std::vector<std::string> &headers, const std::string &body,
-                  double timeoutS) override {
+                  double timeoutS, size_t maxBodyBytes) override {
     HttpResult r;
+    BodySink sink{&r.body, maxBodyBytes};
     CURL *curl = curl_easy_init();
     if (!curl) {
       r.error = "cannot initialise libcurl";
@@ -92,7 +104,7 @@ public:
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(timeoutS, 30.0) * 1000));
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onBody);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
     CURLcode code = curl_easy_perform(curl);
@@ -103,7 +115,8 @@ public:
       r.status = static_cast<int>(status);
     } else {
       r.timedOut = code == CURLE_OPERATION_TIMEDOUT;
-      r.error = curl_easy_strerror(code);
+      r.tooLarge = sink.tooLarge;
+      r.error = sink.tooLarge ? fmt::format("the reply is larger than {} bytes", maxBodyBytes) : curl_easy_strerror(code);
     }
     curl_slist_free_all(list);
     curl_easy_cleanup(curl);
@@ -120,6 +133,20 @@ std::unique_ptr<Transport> makeCurlTransport() { return std::make_unique<CurlTra
 namespace {
 
 bool transient(int status) { return status == 408 || status == 409 || status == 429 || status >= 500; }
+
+/// A token count as a server reports it: a negative, fractional-garbage, non-finite or absurd value
+/// (a server's bug, or a hostile one) must not reach the budget arithmetic as undefined behaviour.
+/// Negative and non-numbers count 0; anything past 10^12 counts 10^12, which exhausts any budget.
+int64_t tokenCount(const json &usage, const char *key) {
+  constexpr double kMax = 1e12;
+  auto it = usage.find(key);
+  if (it == usage.end() || !it->is_number())
+    return 0;
+  double v = it->get<double>();
+  if (std::isnan(v) || v <= 0)
+    return 0;
+  return static_cast<int64_t>(std::min(v, kMax));
+}
 
 /// Retry-After (seconds) or retry-after-ms, when between 0 and 60 s.
 std::optional<double> retryAfter(const std::map<std::string, std::string> &headers) {
@@ -368,9 +395,14 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
       std::lock_guard lock(mutex_);
       sent = body(request, format, true);
     }
-    HttpResult r = transport_->post(url, headers, sent.dump(), config_.timeoutS);
+    HttpResult r = transport_->post(url, headers, sent.dump(), config_.timeoutS, config_.maxReplyBytes);
     bool retry = false;
-    if (!r.connected) {
+    if (r.tooLarge) {
+      // Not retried: the same request would most likely bring the same flood back.
+      return support::Error{redact(fmt::format("{} sent a reply larger than {} bytes (max_reply_mb in the LLM config "
+                                               "file); it was not read",
+                                               url, config_.maxReplyBytes))};
+    } else if (!r.connected) {
       lastError = r.timedOut ? fmt::format("no reply from {} within {} s", url, config_.timeoutS)
                              : fmt::format("cannot reach {}: {}", url, r.error);
       retry = true;
@@ -410,8 +442,8 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
         out.content = content.is_string() ? content.get<std::string>() : content.dump();
         out.finishReason = choice.value("finish_reason", "");
         if (reply.contains("usage") && reply["usage"].is_object()) {
-          out.usage.promptTokens = reply["usage"].value("prompt_tokens", int64_t{0});
-          out.usage.completionTokens = reply["usage"].value("completion_tokens", int64_t{0});
+          out.usage.promptTokens = tokenCount(reply["usage"], "prompt_tokens");
+          out.usage.completionTokens = tokenCount(reply["usage"], "completion_tokens");
         }
         out.format = format;
         out.attempts = attempts;

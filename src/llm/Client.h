@@ -71,13 +71,15 @@ struct HttpResult {
   std::map<std::string, std::string> headers; // lower-case names
   std::string body;
   std::string error;
+  bool tooLarge = false; // the body passed maxBodyBytes: the transfer was stopped there
 };
 
 class Transport {
 public:
   virtual ~Transport() = default;
+  /// `maxBodyBytes`: stop reading a reply body past this size (0: no limit) and say so.
   virtual HttpResult post(const std::string &url, const std::vector<std::string> &headers, const std::string &body,
-                          double timeoutS) = 0;
+                          double timeoutS, size_t maxBodyBytes) = 0;
 };
 std::unique_ptr<Transport> makeCurlTransport();
 
@@ -86,6 +88,7 @@ struct ClientConfig {
   std::string model;
   std::string apiKey;  // from HONE_LLM_API_KEY or a config file; never from the command line
   double timeoutS = 120;
+  size_t maxReplyBytes = size_t{8} << 20; // a longer reply body is a failed reply (max_reply_mb in the config file)
   int maxRetries = 2;
   double backoffS = 0.5;    // first delay, doubling
   double backoffMaxS = 8;

@@ -42,6 +42,11 @@ support::Expected<FileConfig> readConfigFile(const std::string &path) {
       if (*c.timeoutS <= 0)
         top.failAt("timeout_s", "must be positive");
     }
+    if (top.has("max_reply_mb")) {
+      c.maxReplyMb = top.number("max_reply_mb");
+      if (!(*c.maxReplyMb > 0 && *c.maxReplyMb <= 1024))
+        top.failAt("max_reply_mb", "must be more than 0 and at most 1024 (megabytes)");
+    }
     for (const auto &[model, price] : top.namedValues<Price>("prices", "price table", [&](const toml::node &n) {
            const toml::table *t = n.as_table();
            if (!t)
@@ -126,6 +131,8 @@ support::Expected<Resolved> resolve(const Settings &s, const GetEnv &env) {
                              "(hone never takes the key on the command line)",
                              preset->name, where)};
   c.timeoutS = s.timeoutS ? *s.timeoutS : file.timeoutS.value_or(c.timeoutS);
+  if (file.maxReplyMb)
+    c.maxReplyBytes = static_cast<size_t>(*file.maxReplyMb * 1e6);
   c.maxRetries = s.retries;
   c.concurrency = s.concurrency;
   c.cachePath = s.cachePath;

@@ -9,6 +9,7 @@
 //   model = "gpt-4o"
 //   api_key = "sk-..."          # HONE_LLM_API_KEY wins when set
 //   timeout_s = 120
+//   max_reply_mb = 8            # a longer reply body is a failed reply
 //   [prices."gpt-4o"]           # per million tokens
 //   prompt = 2.5
 //   completion = 10.0
@@ -33,6 +34,7 @@ struct FileConfig {
   std::string path;
   std::string preset, url, model, apiKey;
   std::optional<double> timeoutS;
+  std::optional<double> maxReplyMb;
   std::map<std::string, Price> prices; // by model name
 };
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -137,15 +138,12 @@ support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions option
     return support::Error{"the command evaluator needs a run command (--run)"};
   if (options.metric.empty())
     return support::Error{"the command evaluator needs a metric regex (--metric)"};
-  std::regex re;
-  try {
-    re = std::regex(options.metric, std::regex::ECMAScript);
-  } catch (const std::regex_error &e) {
-    return support::Error{fmt::format("--metric: invalid regex '{}': {}", options.metric, e.what())};
-  }
+  auto re = support::Regex::compile(options.metric);
+  if (!re)
+    return support::Error{fmt::format("--metric: invalid regex '{}': {}", options.metric, re.error().message)};
   if (options.workdir.empty())
     options.workdir = (fs::temp_directory_path() / "hone-candidates").string();
-  return CommandEvaluator(std::move(options), std::move(re));
+  return CommandEvaluator(std::move(options), std::move(*re));
 }
 
 namespace {
@@ -231,23 +229,28 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
   }
   // The last match of the metric in the output.
   std::optional<double> value;
-  for (auto it = std::sregex_iterator(ran.output.begin(), ran.output.end(), metric_); it != std::sregex_iterator();
-       ++it) {
-    const std::smatch &m = *it;
-    std::string text = m.size() > 1 ? m[1].str() : m[0].str();
+  for (const support::RegexMatch &m : metric_.findAll(ran.output)) {
+    const std::string &text = m.groups.size() > 1 ? m.groups[1] : m.groups[0];
     char *end = nullptr;
     double v = std::strtod(text.c_str(), &end);
     if (end != text.c_str())
       value = v;
   }
-  if (!value || !(*value > 0)) {
+  double rel = 0, base = 1;
+  if (value && std::isfinite(*value) && *value > 0) {
+    rel = options_.higherIsBetter ? *value : 1.0 / *value;
+    base = baseline_ > 0 ? (options_.higherIsBetter ? baseline_ : 1.0 / baseline_) : 1.0;
+  }
+  if (!value || !std::isfinite(*value) || !(*value > 0)) {
     r.status = EvalStatus::Invalid;
-    r.error = value ? fmt::format("the metric is {}, not a positive number", *value)
+    r.error = value ? fmt::format("the metric is {}, not a finite positive number", *value)
                     : fmt::format("the run's output has no match of the metric regex '{}'", options_.metric);
+  } else if (!std::isfinite(rel / base) || !(rel / base > 0)) {
+    // 1e-320 as a time: its inverse overflows; such a number is not a measurement.
+    r.status = EvalStatus::Invalid;
+    r.error = fmt::format("the metric is {}, which gives no finite score", *value);
   } else {
     r.metrics["metric"] = *value;
-    double rel = options_.higherIsBetter ? *value : 1.0 / *value;
-    double base = baseline_ > 0 ? (options_.higherIsBetter ? baseline_ : 1.0 / baseline_) : 1.0;
     r.score = rel / base;
   }
   r.seconds = since(t0);

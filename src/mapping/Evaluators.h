@@ -11,10 +11,10 @@
 #include "model/Machine.h"
 #include "sim/Simulator.h"
 #include "support/Expected.h"
+#include "support/Regex.h"
 
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -65,10 +65,10 @@ public:
   engine::EvalResult evaluate(const engine::Candidate &candidate) const;
 
 private:
-  explicit CommandEvaluator(CommandOptions options, std::regex metric)
+  explicit CommandEvaluator(CommandOptions options, support::Regex metric)
       : options_(std::move(options)), metric_(std::move(metric)) {}
   CommandOptions options_;
-  std::regex metric_;
+  support::Regex metric_;
   double baseline_ = 0;
 };
 

@@ -200,11 +200,17 @@ AppModel readApp(TableReader &top) {
         failLine(top.file(), p.line, fmt::format("partition '{}' is of region '{}' but covers '{}' of region '{}'",
                                                  p.name, p.region, of->name, of->region));
       p.pieces = of->pieces;
-      for (const auto &offset : p.neighbors)
+      for (const auto &offset : p.neighbors) {
         if (offset.size() != of->pieces.size())
           failLine(top.file(), p.line,
                    fmt::format("partition '{}': a neighbour offset has {} coordinates; the grid of '{}' has {}",
                                p.name, offset.size(), of->name, of->pieces.size()));
+        for (int64_t o : offset)
+          if (o < -1'000'000'000 || o > 1'000'000'000)
+            failLine(top.file(), p.line,
+                     fmt::format("partition '{}': neighbour offset {} is out of range (at most 10^9 pieces away)",
+                                 p.name, o));
+      }
     }
     app.partitions.push_back(std::move(p));
   }
@@ -440,10 +446,10 @@ public:
       program_.values[name] = v;
     }
     program_.iterations = eval(app_.iterations, 0, "iterations");
-    if (program_.iterations < 1)
-      failLine(app_.path, 0, fmt::format("iterations is {}; it must be at least 1", program_.iterations));
+    if (!(program_.iterations >= 1 && program_.iterations <= 1e6))
+      failLine(app_.path, 0, fmt::format("iterations is {}; it must be from 1 to 1000000", program_.iterations));
     if (app_.flops)
-      program_.flops = eval(*app_.flops, 0, "metric.flops");
+      program_.flops = evalAmount(*app_.flops, 0, "metric.flops");
     buildData();
     for (const auto &l : app_.setup)
       expand(l, -1, false);
@@ -469,7 +475,17 @@ private:
     });
     if (!v)
       failLine(app_.path, line, fmt::format("{}: \"{}\": {}", what, e.text(), v.error().message));
+    if (!std::isfinite(*v))
+      failLine(app_.path, line, fmt::format("{}: \"{}\" is {}, not a finite number", what, e.text(), *v));
     return *v;
+  }
+
+  // A quantity (flops, elements, bytes, a fraction): finite and not negative.
+  double evalAmount(const Expr &e, int line, const std::string &what) {
+    double v = eval(e, line, what);
+    if (v < 0)
+      failLine(app_.path, line, fmt::format("{}: \"{}\" is {}; it must not be negative", what, e.text(), v));
+    return v;
   }
 
   int64_t evalCount(const Expr &e, int line, const std::string &what) {
@@ -500,7 +516,7 @@ private:
       for (int64_t n : d.grid)
         d.pieces *= n;
       if (!p.aliased()) {
-        d.elements = eval(*p.elements, p.line, fmt::format("partition '{}'", p.name));
+        d.elements = evalAmount(*p.elements, p.line, fmt::format("partition '{}'", p.name));
         if (d.elements < 0)
           failLine(app_.path, p.line, fmt::format("partition '{}' has a negative element count", p.name));
         const Region &r = *app_.region(p.region);
@@ -511,7 +527,7 @@ private:
             program_.data.push_back({regionIndex, static_cast<int>(f), d.elements * r.fields[f].bytes,
                                      fmt::format("{}[{}].{}", p.name, piece, r.fields[f].name)});
       } else {
-        d.fraction = eval(*p.fraction, p.line, fmt::format("partition '{}'", p.name));
+        d.fraction = evalAmount(*p.fraction, p.line, fmt::format("partition '{}'", p.name));
         if (d.fraction < 0 || d.fraction > 1)
           failLine(app_.path, p.line, fmt::format("partition '{}': fraction {} is not in [0, 1]", p.name, d.fraction));
       }
@@ -520,7 +536,7 @@ private:
     for (const auto &r : app_.regions) {
       if (!r.elements)
         continue;
-      double elements = eval(*r.elements, r.line, fmt::format("region '{}'", r.name));
+      double elements = evalAmount(*r.elements, r.line, fmt::format("region '{}'", r.name));
       regionFirst_[r.name] = static_cast<uint32_t>(program_.data.size());
       int regionIndex = static_cast<int>(&r - app_.regions.data());
       for (size_t f = 0; f < r.fields.size(); ++f)
@@ -621,9 +637,10 @@ private:
         std::vector<int64_t> piece;
         for (const auto &e : arg.piece) {
           double v = eval(e, arg.line, what);
-          if (v != std::floor(v))
-            failLine(app_.path, arg.line, fmt::format("{}: piece coordinate \"{}\" is {}, not a whole number", what,
-                                                      e.text(), v));
+          if (v != std::floor(v) || std::abs(v) > 1e15)
+            failLine(app_.path, arg.line,
+                     fmt::format("{}: piece coordinate \"{}\" is {}, not a whole number of at most 10^15", what,
+                                 e.text(), v));
           piece.push_back(static_cast<int64_t>(v));
         }
         scope_.resize(scope_.size() - at.size());
@@ -639,7 +656,7 @@ private:
     }
     for (const auto &[datum, fraction] : access.data)
       access.instanceBytes += program_.data[datum].bytes * fraction;
-    access.trafficBytes = arg.traffic ? eval(*arg.traffic, arg.line, what) : access.instanceBytes;
+    access.trafficBytes = arg.traffic ? evalAmount(*arg.traffic, arg.line, what) : access.instanceBytes;
     if (access.trafficBytes < 0)
       failLine(app_.path, arg.line, fmt::format("{}: negative traffic", what));
     key += "|" + fmt::format("{}", fmt::join(arg.fields, ","));
@@ -675,7 +692,7 @@ private:
         pt.domain = domain;
         pt.parent = parent;
         pt.timed = timed;
-        pt.flops = eval(t.flops, t.line, fmt::format("task '{}'", t.name));
+        pt.flops = evalAmount(t.flops, t.line, fmt::format("task '{}'", t.name));
         for (size_t a = 0; a < t.args.size(); ++a)
           pt.accesses.push_back(buildAccess(t, a));
         int self = static_cast<int>(program_.tasks.size());

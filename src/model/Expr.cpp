@@ -16,12 +16,17 @@ struct Expr::Node {
   std::string name; // Name, Call (function), Binary (operator)
   std::vector<std::shared_ptr<const Node>> operands;
   int column = 1;
+  int height = 1; // of the tree below and including this node
 };
 
 namespace {
 
 using NodePtr = std::shared_ptr<const Expr::Node>;
 using Node = Expr::Node;
+
+// Model expressions are short formulas; a tree deeper than this (or parentheses nested deeper) is
+// refused with its column instead of exhausting the stack when evaluated or parsed.
+constexpr int kMaxDepth = 100;
 
 class Parser {
 public:
@@ -59,10 +64,31 @@ private:
     n->name = std::move(op);
     n->operands = {std::move(a), std::move(b)};
     n->column = column;
+    return sealed(n);
+  }
+  static std::shared_ptr<Node> sealed(std::shared_ptr<Node> n) {
+    for (const auto &o : n->operands)
+      n->height = std::max(n->height, o->height + 1);
     return n;
   }
+  Expected<NodePtr> checked(Expected<NodePtr> e) const {
+    if (e && (*e)->height > kMaxDepth)
+      return Error{fmt::format("expression nested deeper than {} levels", kMaxDepth), 0, (*e)->column};
+    return e;
+  }
+  // The recursion of parseSum (parentheses, call arguments) and parseUnary (signs), bounded.
+  struct Nesting {
+    int &depth;
+    explicit Nesting(int &d) : depth(++d) {}
+    ~Nesting() { --depth; }
+    Nesting(const Nesting &) = delete;
+    Nesting &operator=(const Nesting &) = delete;
+  };
 
   Expected<NodePtr> parseSum() {
+    Nesting nesting(depth_);
+    if (depth_ > 2 * kMaxDepth) // one level of parentheses is two here: parseSum and parseUnary
+      return fail(fmt::format("expression nested deeper than {} levels", kMaxDepth));
     auto lhs = parseProduct();
     if (!lhs)
       return lhs;
@@ -75,7 +101,10 @@ private:
       auto rhs = parseProduct();
       if (!rhs)
         return rhs;
-      node = binary(op, node, *rhs, column);
+      auto grown = checked(binary(op, node, *rhs, column));
+      if (!grown)
+        return grown;
+      node = *grown;
     }
   }
   Expected<NodePtr> parseProduct() {
@@ -91,10 +120,16 @@ private:
       auto rhs = parseUnary();
       if (!rhs)
         return rhs;
-      node = binary(op, node, *rhs, column);
+      auto grown = checked(binary(op, node, *rhs, column));
+      if (!grown)
+        return grown;
+      node = *grown;
     }
   }
   Expected<NodePtr> parseUnary() {
+    Nesting nesting(depth_);
+    if (depth_ > 2 * kMaxDepth) // one level of parentheses is two here: parseSum and parseUnary
+      return fail(fmt::format("expression nested deeper than {} levels", kMaxDepth));
     int column = static_cast<int>(pos_) + 1;
     if (eat("-")) {
       auto operand = parseUnary();
@@ -104,7 +139,7 @@ private:
       n->kind = Node::Kind::Neg;
       n->operands = {*operand};
       n->column = column;
-      return NodePtr(n);
+      return checked(NodePtr(sealed(n)));
     }
     return parsePower();
   }
@@ -118,7 +153,7 @@ private:
     auto exponent = parseUnary(); // right-associative
     if (!exponent)
       return exponent;
-    return binary("^", *base, *exponent, column);
+    return checked(binary("^", *base, *exponent, column));
   }
   Expected<NodePtr> parsePrimary() {
     skipSpace();
@@ -180,13 +215,14 @@ private:
       }
       if (!eat(")"))
         return fail("expected ')'");
-      return NodePtr(n);
+      return checked(NodePtr(sealed(n)));
     }
     return fail(fmt::format("unexpected '{}'", c));
   }
 
   const std::string &text_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 Expected<double> evalNode(const Node &n, const std::function<std::optional<double>(const std::string &)> &lookup) {

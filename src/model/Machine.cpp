@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <set>
 
@@ -61,6 +63,9 @@ std::string MachineModel::describe() const {
 
 namespace {
 
+// The largest machine the model simulates (docs/DEVELOPING.md lists hone's limits).
+constexpr double kMaxNodes = 4096, kMaxPerNode = 1024, kMaxProcessors = 65536;
+
 ProcKind procKind(TableReader &r, const char *key) {
   std::string text = r.string(key);
   auto kind = support::parseProcKind(text);
@@ -85,6 +90,14 @@ double positive(TableReader &r, const char *key) {
   return v;
 }
 
+// A count read as a number: whole and within [lo, hi] (checked before any conversion to int).
+int wholeNumber(TableReader &r, const char *key, double lo, double hi) {
+  double v = r.number(key);
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    r.failAt(key, fmt::format("must be a whole number from {:g} to {:g}", lo, hi));
+  return static_cast<int>(v);
+}
+
 double nonNegative(TableReader &r, const char *key, double fallback) {
   double v = r.number(key, fallback);
   if (v < 0)
@@ -96,10 +109,7 @@ MachineModel readMachine(TableReader &top) {
   MachineModel m;
   m.name = top.string("name");
   m.description = top.string("description", "");
-  double nodes = top.number("nodes");
-  if (nodes < 1 || nodes != static_cast<int>(nodes))
-    top.failAt("nodes", "must be a whole number of at least 1");
-  m.nodes = static_cast<int>(nodes);
+  m.nodes = wholeNumber(top, "nodes", 1, kMaxNodes);
 
   TableReader runtime = top.table("runtime");
   m.runtime.taskAnalysisUs = nonNegative(runtime, "task_analysis_us", 0);
@@ -111,10 +121,11 @@ MachineModel readMachine(TableReader &top) {
     p.kind = procKind(r, "kind");
     if (m.processor(p.kind))
       r.failAt("kind", fmt::format("processor kind {} is listed twice", support::toString(p.kind)));
-    double per = r.number("per_node");
-    if (per < 0 || per != static_cast<int>(per))
-      r.failAt("per_node", "must be a whole number");
-    p.perNode = static_cast<int>(per);
+    p.perNode = wholeNumber(r, "per_node", 0, kMaxPerNode);
+    if (static_cast<double>(p.perNode) * m.nodes > kMaxProcessors)
+      r.failAt("per_node", fmt::format("{} nodes x {} processors is more than the {} processors of a kind the model "
+                                       "simulates",
+                                       m.nodes, p.perNode, kMaxProcessors));
     p.gflops = positive(r, "gflops");
     p.overheadUs = nonNegative(r, "overhead_us", 0);
     r.finish();

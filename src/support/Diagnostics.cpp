@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace hone::support {
 
@@ -20,8 +21,26 @@ const char *toString(Severity severity) {
   return "error";
 }
 
+namespace {
+// Input is not always written by a person (a model's reply, a generated file): hone reports at most
+// this many diagnostics per file and quotes at most this much of a message or a source line, so a
+// 10 MB word is one short diagnostic (docs/DEVELOPING.md lists hone's limits).
+constexpr size_t kMaxDiagnostics = 200;
+constexpr size_t kMaxMessage = 600;
+constexpr size_t kMaxQuotedLine = 200;
+
+std::string clipped(std::string message) {
+  if (message.size() > kMaxMessage) {
+    message.resize(kMaxMessage);
+    message += "...";
+  }
+  return message;
+}
+} // namespace
+
 DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(SourceRange range, std::string message) {
-  engine_.diagnostics_[index_].notes.push_back({range, std::move(message)});
+  if (index_ < engine_.diagnostics_.size())
+    engine_.diagnostics_[index_].notes.push_back({range, clipped(std::move(message))});
   return *this;
 }
 
@@ -30,7 +49,8 @@ DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(std::string message) 
 }
 
 DiagnosticEngine::Builder &DiagnosticEngine::Builder::fixIt(SourceRange range, std::string replacement) {
-  engine_.diagnostics_[index_].fixIts.push_back({range, std::move(replacement)});
+  if (index_ < engine_.diagnostics_.size())
+    engine_.diagnostics_[index_].fixIts.push_back({range, std::move(replacement)});
   return *this;
 }
 
@@ -39,7 +59,16 @@ DiagnosticEngine::Builder DiagnosticEngine::report(Severity severity, SourceRang
     ++errors_;
   else if (severity == Severity::Warning)
     ++warnings_;
-  diagnostics_.push_back(Diagnostic{severity, range, std::move(message), {}, {}});
+  if (diagnostics_.size() >= kMaxDiagnostics) {
+    // Counted, not kept: the last kept one says so. A builder past the end adds nothing.
+    if (diagnostics_.size() == kMaxDiagnostics)
+      diagnostics_.push_back(Diagnostic{Severity::Note, range,
+                                        fmt::format("too many diagnostics: only the first {} are shown", kMaxDiagnostics),
+                                        {},
+                                        {}});
+    return Builder(*this, SIZE_MAX);
+  }
+  diagnostics_.push_back(Diagnostic{severity, range, clipped(std::move(message)), {}, {}});
   return Builder(*this, diagnostics_.size() - 1);
 }
 
@@ -54,15 +83,29 @@ namespace {
 // The source line and a caret line under [begin, end) (clipped to the line).
 void appendSnippet(std::string &out, const SourceFile &file, const SourceRange &range) {
   std::string_view line = file.lineText(range.begin.line);
-  out += "  ";
-  out += line;
-  out += "\n  ";
   uint32_t col = range.begin.column; // 1-based
+  uint32_t endColumn = range.end.column;
+  std::string prefix, suffix;
+  if (line.size() > kMaxQuotedLine) { // a window of the line around the caret
+    size_t from = col > kMaxQuotedLine / 2 ? col - 1 - kMaxQuotedLine / 2 : 0;
+    from = std::min(from, line.size());
+    if (from > 0)
+      prefix = "...";
+    if (line.size() - from > kMaxQuotedLine)
+      suffix = "...";
+    line = line.substr(from, kMaxQuotedLine);
+    col = static_cast<uint32_t>(col - from + prefix.size());
+    endColumn = endColumn > from ? static_cast<uint32_t>(endColumn - from + prefix.size()) : col;
+  }
+  const std::string shown = prefix + std::string(line) + suffix;
+  out += "  ";
+  out += shown;
+  out += "\n  ";
   for (uint32_t i = 1; i < col; ++i)
-    out += (i - 1 < line.size() && line[i - 1] == '\t') ? '\t' : ' ';
+    out += (i - 1 < shown.size() && shown[i - 1] == '\t') ? '\t' : ' ';
   out += '^';
-  if (range.end.line == range.begin.line && range.end.column > col + 1) {
-    uint32_t endCol = std::min<uint32_t>(range.end.column, static_cast<uint32_t>(line.size()) + 1);
+  if (range.end.line == range.begin.line && endColumn > col + 1) {
+    uint32_t endCol = std::min<uint32_t>(endColumn, static_cast<uint32_t>(prefix.size() + line.size()) + 1);
     for (uint32_t i = col + 1; i < endCol; ++i)
       out += '~';
   }

@@ -37,6 +37,10 @@ std::optional<std::string> closestMatch(std::string_view word, const std::vector
   for (const auto &c : candidates) {
     if (c == word)
       continue;
+    // The distance is at least the difference in length: a word far longer than every candidate
+    // (a 10 MB one) costs nothing here.
+    if ((c.size() > word.size() ? c.size() - word.size() : word.size() - c.size()) > limit)
+      continue;
     size_t d = editDistance(word, c);
     if (d < bestDistance) {
       bestDistance = d;

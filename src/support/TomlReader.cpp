@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace hone::support {
 
@@ -57,8 +58,12 @@ double TableReader::number(const char *key) {
   const toml::node &n = node(key);
   if (auto i = n.as_integer())
     return static_cast<double>(i->get());
-  if (auto f = n.as_floating_point())
+  if (auto f = n.as_floating_point()) {
+    // No quantity hone reads is infinite or undefined: nan and inf would only poison the arithmetic.
+    if (!std::isfinite(f->get()))
+      failAt(key, "expected a finite number");
     return f->get();
+  }
   failAt(key, "expected a number");
 }
 

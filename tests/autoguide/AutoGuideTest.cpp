@@ -119,6 +119,31 @@ suggestion = "reduce register pressure"
   EXPECT_EQ(k[0].evidence, "ptxas: 255 registers");
 }
 
+TEST(AutoGuide, OutputItDoesNotControlIsQuotedWithinLimits) {
+  auto rules = AutoGuide::parseRules("mine.toml", R"toml([[rule]]
+id = "err"
+match = "regex"
+pattern = "error: (.*)"
+explanation = "the compiler says {1}"
+)toml");
+  ASSERT_TRUE(rules.ok()) << rules.error().message;
+  AutoGuide g(*rules);
+  // A 1 MB line: the evidence is a window around the match, the group a prefix.
+  std::string line = std::string(500000, 'a') + " error: " + std::string(500000, 'b');
+  auto one = g.interpret(line, {}, "kernel");
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_LT(one[0].evidence.size(), 500u);
+  EXPECT_NE(one[0].evidence.find("error: bbb"), std::string::npos);
+  EXPECT_LT(one[0].explanation.size(), 500u);
+  // Ten thousand matching lines: the first matches only.
+  std::string many;
+  for (int i = 0; i < 10000; ++i)
+    many += "x.c:" + std::to_string(i) + ": error: e" + std::to_string(i) + "\n";
+  auto capped = g.interpret(many, {}, "kernel");
+  EXPECT_EQ(capped.size(), 20u);
+  EXPECT_EQ(capped[0].explanation, "the compiler says e0");
+}
+
 TEST(AutoGuide, BadRuleFilesAreLocated) {
   auto check = [](const std::string &text, const std::string &fragment) {
     auto r = AutoGuide::parseRules("r.toml", text);

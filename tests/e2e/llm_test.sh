@@ -4,7 +4,7 @@
 # survived, what hone sends, the key kept secret, token budgets, an exact
 # replay from the cache with the network gone, resume from the cache, the
 # optimizers and feedback levels.
-# Usage: llm_test.sh HONE_BINARY SOURCE_DIR [all|faults|budgets|prompts]
+# Usage: llm_test.sh HONE_BINARY SOURCE_DIR [all|faults|budgets|hostile|prompts]
 set -uo pipefail
 HONE=$1
 SRC=$2
@@ -186,6 +186,36 @@ expect_out llm-resume '"evaluations": 5'
 expect_eq llm-resume-only-new "$(requests)" 2
 expect_eq llm-resume-prompt-has-history "$(request_field 1 "'Region distribute_charge rp_ghost GPU FBMEM' in r['body']['messages'][1]['content']")" True
 
+fi
+
+if part hostile; then
+# 5b. Hostile replies: parentheses 20,000 deep (once a crash, cached before it was checked, so that
+#     every resume crashed again) and a tuple bomb (once gigabytes). Each is a failed step with its
+#     reason; the run cut short resumes from the cache.
+python3 - "$SRC/examples/mappers/circuit.map" "$TMP" <<'PY'
+import json, sys
+expert = open(sys.argv[1]).read()
+deep = "Task * GPU;\nx = " + "(" * 20000 + "1" + ")" * 20000 + ";\n"
+bomb = expert + "a0 = (1, 2);\n" + "".join(f"a{i} = (*a{i-1}, *a{i-1});\n" for i in range(1, 41))
+answer = lambda m: json.dumps({"mapper": m, "rationale": "more"})
+json.dump([{"content": answer(deep)}], open(sys.argv[2] + "/deep.json", "w"))
+json.dump([{"content": answer(bomb)}], open(sys.argv[2] + "/bomb.json", "w"))
+PY
+start_server "$TMP/deep.json"
+check llm-deep 0 "$HONE" tune --app circuit "${LLM[@]}" --repairs 0 --db "$TMP/hostile.db" --llm-url "$URL" --iterations 3 --json
+expect_out llm-deep '"evaluations": 2'
+RUN=$(jq_py "$TMP/out" "j['run_id']")
+start_server "$TMP/bomb.json"
+check llm-bomb-resume 0 "$HONE" resume "$RUN" --db "$TMP/hostile.db" --llm-url "$URL" --json
+expect_out llm-bomb-resume '"evaluations": 3'
+expect_eq llm-hostile-only-new "$(requests)" 1
+python3 - "$TMP/hostile.db" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL llm-hostile: reasons not recorded"; }
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("SELECT status, error FROM evaluations ORDER BY sequence").fetchall()
+assert len(rows) == 3, rows
+assert rows[1][0] == "rejected" and "nested deeper than 200 levels" in rows[1][1], rows[1]
+assert rows[2][0] != "ok" and "a tuple of more than 65536 items" in rows[2][1], rows[2]
+PY
 fi
 
 if part prompts; then

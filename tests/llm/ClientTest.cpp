@@ -243,6 +243,49 @@ TEST_F(Fixture, BudgetsStopFurtherCalls) {
   EXPECT_FALSE(m->chat(ask("5")).ok());
 }
 
+TEST_F(Fixture, AReplyLargerThanTheLimitIsAFailedReplyNotRetried) {
+  auto cfg = config();
+  cfg.maxReplyBytes = 100000;
+  server.then(FakeServer::reply(std::string(400000, 'x')));
+  server.then(FakeServer::reply("small"));
+  auto c = client(cfg);
+  auto big = c->chat(ask("1"));
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message.find("larger than 100000 bytes"), std::string::npos) << big.error().message;
+  EXPECT_EQ(server.requests.size(), 1u); // not retried
+  auto small = c->chat(ask("2"));
+  ASSERT_TRUE(small.ok()) << small.error().message;
+  EXPECT_EQ(small->content, "small");
+}
+
+TEST_F(Fixture, AbsurdTokenCountsCannotDefeatTheBudget) {
+  auto usage = [](json prompt, json completion) {
+    return [=](const httplib::Request &, httplib::Response &res) {
+      json j{{"choices", {{{"message", {{"role", "assistant"}, {"content", "ok"}}}, {"finish_reason", "stop"}}}},
+             {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}}}};
+      res.set_content(j.dump(), "application/json");
+    };
+  };
+  auto cfg = config();
+  cfg.tokenBudget = 1000;
+  server.then(usage(-500, "many"));  // negative, not a number: counted as 0
+  server.then(usage(1e308, 3.5));     // a count no server sends: counted as 10^12, the budget is spent
+  server.then(FakeServer::reply("never"));
+  auto c = client(cfg);
+  auto first = c->chat(ask("1"));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->usage.promptTokens, 0);
+  EXPECT_EQ(first->usage.completionTokens, 0);
+  auto second = c->chat(ask("2"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->usage.promptTokens, 1'000'000'000'000);
+  EXPECT_EQ(second->usage.completionTokens, 3);
+  auto third = c->chat(ask("3"));
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.error().message.find("token budget of 1000"), std::string::npos) << third.error().message;
+  EXPECT_EQ(server.requests.size(), 2u);
+}
+
 TEST_F(Fixture, ConcurrencyIsBounded) {
   std::atomic<int> now{0}, peak{0};
   for (int i = 0; i < 6; ++i)

@@ -38,7 +38,8 @@ struct ConfigTest : ::testing::Test {
 };
 
 TEST_F(ConfigTest, TheCommandLineWinsOverTheFileAndTheFileOverThePreset) {
-  std::string file = write("llm.toml", "preset = \"vllm\"\nmodel = \"from-file\"\ntimeout_s = 30\n");
+  std::string file =
+      write("llm.toml", "preset = \"vllm\"\nmodel = \"from-file\"\ntimeout_s = 30\nmax_reply_mb = 2.5\n");
   Settings s;
   s.configFile = file;
   auto r = resolve(s, env);
@@ -46,6 +47,7 @@ TEST_F(ConfigTest, TheCommandLineWinsOverTheFileAndTheFileOverThePreset) {
   EXPECT_EQ(r->client.baseUrl, "http://localhost:8000/v1"); // the preset's
   EXPECT_EQ(r->client.model, "from-file");
   EXPECT_EQ(r->client.timeoutS, 30);
+  EXPECT_EQ(r->client.maxReplyBytes, 2'500'000u);
   EXPECT_EQ(r->configFile, file);
   s.url = "http://gpu-box:9000/v1";
   s.model = "from-cli";
@@ -131,6 +133,8 @@ TEST_F(ConfigTest, ErrorsInTheFileAreLocated) {
            {"model = \"m\"\nurll = \"x\"\n", ":2:1", "did you mean 'url'"},
            {"preset = \"openia\"\n", ":1:", "unknown preset 'openia'"},
            {"timeout_s = -1\n", ":1:", "must be positive"},
+           {"timeout_s = nan\n", ":1:", "expected a finite number"},
+           {"max_reply_mb = 0\n", ":1:", "at most 1024"},
            {"model = 3\n", ":1:", "expected a string"},
            {"[prices.m]\nprompt = 1\n", ":1:", "completion"},
            {"[prices.m]\nprompt = 1\ncompletion = -2\n", ":1:", "cannot be negative"},

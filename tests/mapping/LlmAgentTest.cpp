@@ -97,6 +97,26 @@ TEST_F(LlmAgentTest, AMapperThatDoesNotCheckGoesBackWithTheDiagnostics) {
   EXPECT_EQ(agent.exchanges().back().repairs, 1);
 }
 
+TEST_F(LlmAgentTest, HostileMappersAreRepairedOrFailAsDataNeverACrash) {
+  // Parentheses 20,000 deep go back with the located error; a tuple bomb checks, then fails as data.
+  std::string deep = "Task * GPU;\nx = " + std::string(20000, '(') + "1" + std::string(20000, ')') + ";\n";
+  std::string bomb = expertText("circuit") + "a0 = (1, 2);\n";
+  for (int i = 1; i <= 40; ++i)
+    bomb += fmt::format("a{} = (*a{}, *a{});\n", i, i - 1, i - 1);
+  server.then(FakeServer::reply(answer(deep, "deeper")));
+  server.then(FakeServer::reply(answer(bomb, "bigger")));
+  LlmAgent agent(setup->app, setup->machine, expertText("circuit"), "the expert", *client, {});
+  auto o = run(agent, 2);
+  ASSERT_EQ(o.steps.size(), 2u);
+  ASSERT_EQ(server.requests.size(), 2u);
+  std::string fix = server.requests[1]["messages"][3]["content"];
+  EXPECT_NE(fix.find("nested deeper than 200 levels"), std::string::npos) << fix.substr(0, 2000);
+  EXPECT_LT(fix.size(), 20000u); // the diagnostics quote a window of the line, not 40,000 characters
+  EXPECT_FALSE(o.steps[1].result.ok());
+  EXPECT_NE(o.steps[1].result.error.find("a tuple of more than 65536 items"), std::string::npos)
+      << o.steps[1].result.error;
+}
+
 TEST_F(LlmAgentTest, RepairsAreBoundedAndTheLastAttemptFailsAsData) {
   for (int i = 0; i < 3; ++i)
     server.then(FakeServer::reply(answer("Task * GPUU;\n", "again")));

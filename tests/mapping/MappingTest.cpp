@@ -245,6 +245,31 @@ TEST_F(CommandEvaluatorTest, FailuresAreResults) {
   EXPECT_FALSE(CommandEvaluator::make(badRegex).ok());
 }
 
+TEST_F(CommandEvaluatorTest, HostileMetricsAreFailedEvaluationsWithAReason) {
+  // 30,000 digits: the regex runs in linear time (it once overflowed the stack), and the number it
+  // reads is inf as a time, which is no measurement.
+  auto digits = CommandEvaluator::make(options("printf 'time: '; head -c 30000 /dev/zero | tr '\\0' 7; echo"));
+  ASSERT_TRUE(digits.ok());
+  auto huge = digits->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_EQ(huge.status, engine::EvalStatus::Invalid);
+  EXPECT_NE(huge.error.find("not a finite positive number"), std::string::npos) << huge.error;
+  for (const char *bad : {"echo 'time: inf'", "echo 'time: nan'", "echo 'time: -2'"}) {
+    auto o = options(bad);
+    o.metric = "time: (\\S+)";
+    auto made = CommandEvaluator::make(o);
+    auto r = made->evaluate(engine::Candidate::make("Task * GPU;\n"));
+    EXPECT_EQ(r.status, engine::EvalStatus::Invalid) << bad;
+    EXPECT_EQ(r.score, 0) << bad;
+  }
+  auto tinyOptions = options("echo 'time: 1e-320'"); // its inverse overflows
+  tinyOptions.metric = "time: (\\S+)";
+  auto tiny = CommandEvaluator::make(tinyOptions);
+  tiny->setBaseline(1.0);
+  auto r = tiny->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_EQ(r.status, engine::EvalStatus::Invalid);
+  EXPECT_NE(r.error.find("no finite score"), std::string::npos) << r.error;
+}
+
 // ---- agents ------------------------------------------------------------------------
 
 std::vector<std::string> texts(const engine::LoopOutcome &o) {
