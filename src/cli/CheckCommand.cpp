@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 namespace hone::cli {
@@ -57,10 +58,16 @@ void addCheckCommand(CLI::App &app, Action &action) {
           size_t applied = 0;
           std::string fixed = support::applyFixIts(*checked.file, checked.diags->diagnostics(), &applied);
           std::string error;
-          if (applied > 0 && support::writeFileAtomically(path + ".orig", checked.file->text(), &error) &&
+          // The original is kept beside the file; an earlier backup is never replaced.
+          std::string backup = path + ".orig";
+          std::error_code ec;
+          for (int n = 1; std::filesystem::symlink_status(backup, ec).type() != std::filesystem::file_type::not_found;
+               ++n)
+            backup = fmt::format("{}.orig.{}", path, n);
+          if (applied > 0 && support::writeFileAtomically(backup, checked.file->text(), &error) &&
               support::writeFileAtomically(path, fixed, &error)) {
-            std::cerr << fmt::format("hone: applied {} fix-it{} to {} (the original is {}.orig)\n", applied,
-                                     applied == 1 ? "" : "s", path, path);
+            std::cerr << fmt::format("hone: applied {} fix-it{} to {} (the original is {})\n", applied,
+                                     applied == 1 ? "" : "s", path, backup);
             checked = dsl::checkSource(support::SourceFile(path, fixed));
           } else if (applied > 0) {
             std::cerr << "hone: " << error << "\n";

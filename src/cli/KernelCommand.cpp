@@ -106,7 +106,7 @@ void addInit(CLI::App &parent, Action &action) {
       }
       std::string why;
       if (!support::writeFileAtomically(target.string(), *text, &why)) {
-        std::cerr << "hone: cannot write " << target.string() << ": " << why << "\n";
+        std::cerr << "hone: " << why << "\n";
         return kUsage;
       }
       auto m = kernel::parseManifest(target.string(), *text);

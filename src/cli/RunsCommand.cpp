@@ -309,7 +309,7 @@ void addExportCommand(CLI::App &app, Action &action) {
       }
       std::string why;
       if (!support::writeFileAtomically(opts->out, text, &why)) {
-        std::cerr << "hone: --out " << opts->out << ": " << why << "\n";
+        std::cerr << "hone: --out: " << why << "\n";
         return kUsage;
       }
       std::cerr << fmt::format("hone: wrote {} steps of run {} to {}\n", steps.size(), run->id, opts->out);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str();
   cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
-  cmd->add_option("--out", opts->out, "Where to write the best mapper (default: hone-best-APP-runID.map)");
+  cmd->add_option("--out", opts->out, "Where to write the best mapper (default: beside the store, STORE-best-APP-runID.map)");
   cmd->add_option("--jobs", c.jobs, "Candidates evaluated in parallel")->capture_default_str()->check(
       CLI::Range(size_t{1}, size_t{256}));
   cmd->add_option("--feedback", c.feedback, "What the agent sees: exec, exec+explain, exec+explain+suggest")
@@ -178,6 +179,16 @@ void addTuneCommand(CLI::App &app, Action &action) {
         auto text = support::readFile(opts->startFile);
         if (!text) {
           std::cerr << "hone: --start: " << text.error().message << "\n";
+          return kUsage;
+        }
+        std::error_code ec;
+        if (!opts->out.empty() && std::filesystem::equivalent(opts->out, opts->startFile, ec)) {
+          std::cerr << "hone: --out " << opts->out << " is the --start file; the best would overwrite it: choose "
+                    << "another --out\n";
+          return kUsage;
+        }
+        if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
+          std::cerr << "hone: --start " << opts->startFile << " is empty\n";
           return kUsage;
         }
         config.start = *text;

@@ -146,8 +146,8 @@ public:
       return support::Error{why};
     return dir.string();
   }
-  std::string defaultBestPath(int64_t runId) const override {
-    return fmt::format("hone-best-{}-run{}", manifest_.name, runId);
+  std::string defaultBestName(int64_t runId) const override {
+    return fmt::format("best-{}-run{}", manifest_.name, runId);
   }
 
   const Manifest &manifest() const { return manifest_; }

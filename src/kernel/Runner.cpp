@@ -208,7 +208,7 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
     fs::create_directories(target.parent_path(), ec);
     std::string why;
     if (!support::writeFileAtomically(target.string(), text, &why)) {
-      r.error = fmt::format("cannot write {}: {}", target.string(), why);
+      r.error = why;
       return r;
     }
   }

@@ -190,7 +190,7 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
                                             legion::supportHeaderText(), &why);
   if (!wrote) {
     r.status = EvalStatus::BuildFailed;
-    r.error = fmt::format("cannot write the candidate's files in {}: {}", dir.string(), why);
+    r.error = "cannot set up the candidate: " + why;
     r.seconds = since(t0);
     return r;
   }

@@ -150,8 +150,8 @@ public:
       return support::Error{why};
     return path;
   }
-  std::string defaultBestPath(int64_t runId) const override {
-    return fmt::format("hone-best-{}-run{}.map", options_.app, runId);
+  std::string defaultBestName(int64_t runId) const override {
+    return fmt::format("best-{}-run{}.map", options_.app, runId);
   }
 
   const Space &decisionSpace() const { return space_; }

@@ -1,11 +1,18 @@
 // Reading whole files and atomic file writes.
 #include "support/FileUtil.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace hone::support {
 
@@ -24,27 +31,70 @@ Expected<std::string> readFile(const std::string &path) {
 }
 
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error) {
-  std::string tmp = path + ".hone-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      if (error)
-        *error = "cannot write " + tmp;
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  namespace fs = std::filesystem;
+  auto fail = [&](std::string why) {
     if (error)
-      *error = "cannot replace " + path + ": " + ec.message();
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+      *error = std::move(why);
     return false;
+  };
+  std::error_code ec;
+  fs::path target = path;
+  // A link is followed to the file it names (fmt -i on a link formats that file); the link stays.
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    fs::path resolved = fs::canonical(target, ec);
+    if (ec)
+      return fail(fmt::format("cannot write {}: it is a link to a file that does not exist", path));
+    target = resolved;
+  }
+  fs::file_status st = fs::status(target, ec);
+  bool exists = fs::exists(st);
+  if (exists && !fs::is_regular_file(st)) // a device, a folder, a pipe: never replaced
+    return fail(fmt::format("cannot write {}: it is not a regular file", path));
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec)
+      return fail(fmt::format("cannot write {}: cannot create the folder {}: {}", path, dir.string(), ec.message()));
+  }
+  // A fresh temporary beside the target, created exclusively (O_EXCL, mode 0600): never a name
+  // someone else could have planted a link at.
+  std::string tmpl = (dir / ("." + target.filename().string() + ".hone-XXXXXX")).string();
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    return fail(fmt::format("cannot write {}: cannot create a temporary file in {}: {}", path, dir.string(),
+                            std::strerror(errno)));
+  auto discard = [&](std::string why) {
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    return fail(std::move(why));
+  };
+  for (size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return discard(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    done += static_cast<size_t>(n);
+  }
+  // The new file keeps the old one's permissions; a new one gets the usual 0666 less the umask.
+  mode_t mode = 0;
+  if (exists) {
+    mode = static_cast<mode_t>(fs::status(target, ec).permissions() & fs::perms::mask);
+  } else {
+    mode_t mask = ::umask(0);
+    ::umask(mask);
+    mode = 0666 & ~mask;
+  }
+  if (::fchmod(fd, mode) != 0)
+    return discard(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  if (::close(fd) != 0) {
+    ::unlink(tmpl.c_str());
+    return fail(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  }
+  if (::rename(tmpl.c_str(), target.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    ::unlink(tmpl.c_str());
+    return fail(fmt::format("cannot replace {}: {}", path, why));
   }
   return true;
 }

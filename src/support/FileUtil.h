@@ -1,5 +1,6 @@
-// Writing files without ever leaving half of one: through a temporary file
-// beside the target and a rename.
+// Writing files without ever leaving half of one: through a fresh temporary
+// file beside the target (created exclusively, so no planted link is
+// followed) and a rename.
 #pragma once
 
 #include "support/Expected.h"
@@ -9,11 +10,13 @@
 
 namespace hone::support {
 
-/// Writes `text` to `path` atomically. On failure returns false and sets
-/// *error (the target is untouched).
 /// Reads a whole file; the error message is the reason ("No such file or directory").
 Expected<std::string> readFile(const std::string &path);
 
+/// Writes `text` to `path` atomically; a missing folder is created. A link is followed to the file it
+/// names; a target that is not a regular file (a device, a folder) is refused. The file keeps its
+/// permissions. On failure returns false and sets *error to a sentence naming `path` and the reason
+/// (the target is untouched).
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error);
 
 } // namespace hone::support

@@ -9,6 +9,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+
+#include <unistd.h>
 
 namespace hone::tune {
 
@@ -65,6 +68,32 @@ std::string scoreText(double score, const TuneConfig &c) {
 }
 
 namespace {
+
+// The default best file: beside the store, after its name (hone.db -> hone-best-...), so runs of two
+// stores never write the same file.
+std::string besideStore(const std::string &db, const std::string &name) {
+  std::filesystem::path p(db);
+  return (p.parent_path() / (p.stem().string() + "-" + name)).string();
+}
+
+// Why `path` cannot take the best, or nullopt: its folder must exist (it is created) and be
+// writable, and a file already there must be a regular file or a folder.
+std::optional<std::string> checkOutput(const std::string &path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p(path);
+  fs::file_status st = fs::status(p, ec);
+  if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))
+    return fmt::format("{} exists and is neither a file nor a folder", path);
+  fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  fs::create_directories(dir, ec);
+  if (ec)
+    return fmt::format("cannot create the folder {}: {}", dir.string(), ec.message());
+  if (::access(dir.c_str(), W_OK) != 0)
+    return fmt::format("the folder {} is not writable", dir.string());
+  return std::nullopt;
+}
+
 
 store::RunUsage usageOf(const llm::Client &client) {
   auto t = client.totals();
@@ -150,6 +179,16 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     return opened.error();
   Problem &problem = **opened;
 
+  // Where the best goes must be writable before hours are spent on the run.
+  if (!so.bestFile.empty())
+    if (auto bad = checkOutput(so.bestFile))
+      return support::Error{"--out: " + *bad};
+  if (auto dir = std::filesystem::path(so.db).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return support::Error{fmt::format("--db {}: cannot create the folder {}: {}", so.db, dir.string(), ec.message())};
+  }
   auto st = store::Store::open(so.db);
   if (!st)
     return support::Error{fmt::format("--db {}: {}", so.db, st.error().message)};
@@ -244,7 +283,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   if (report.outcome.best) {
     const engine::Step &best = report.outcome.steps[*report.outcome.best];
     report.bestText = best.candidate.artifact;
-    report.bestFile = so.bestFile.empty() ? problem.defaultBestPath(report.runId) : so.bestFile;
+    report.bestFile = so.bestFile.empty() ? besideStore(so.db, problem.defaultBestName(report.runId)) : so.bestFile;
     std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})",
                                      report.runId, report.subject, config.agent,
                                      scoreText(report.outcome.progress.bestScore, config), config.baselineLabel);

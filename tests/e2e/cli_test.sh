@@ -98,6 +98,17 @@ check check-fix 0 "$HONE" check --fix "$TMP/fig.map"
 expect_err check-fix "applied 5 fix-its"
 check check-fixed-is-valid 0 "$HONE" check "$TMP/fig.map"
 check check-fix-kept-original 1 "$HONE" check "$TMP/fig.map.orig"
+# A second --fix never replaces the first backup.
+cp "$TMP/fig.map.orig" "$TMP/fig.map"
+check check-fix-again 0 "$HONE" check --fix "$TMP/fig.map"
+expect_err check-fix-again "the original is $TMP/fig.map.orig.1"
+cmp -s "$TMP/fig.map.orig" "$TMP/fig.map.orig.1" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL check-fix-again: backups differ"; }
+# Output files: a missing folder is created; a device is never replaced.
+check compile-new-folder 0 "$HONE" compile "$SRC/examples/mappers/circuit.map" -o "$TMP/new/folder/circuit.cc"
+test -s "$TMP/new/folder/circuit.cc" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL compile-new-folder"; }
+ln -s /dev/null "$TMP/devlink.cc"
+check compile-device 1 "$HONE" compile "$SRC/examples/mappers/circuit.map" -o "$TMP/devlink.cc"
+expect_err compile-device "not a regular file"
 
 # dump.
 check dump-tokens 0 "$HONE" dump --emit=tokens "$SRC/examples/mappers/stencil.map"
@@ -140,6 +151,17 @@ if cmp -s "$TMP/out" "$TMP/noise1"; then pass=$((pass + 1)); else fail=$((fail +
 
 # tune, runs, show, export, resume (issue 5).
 DB="$TMP/hone.db"
+# The default best file goes beside its store (two stores never share one); --db may name a new folder.
+check tune-default-out 0 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/a.db" --json
+expect_out tune-default-out "\"best_file\": \"$TMP/stores/a-best-circuit-run1.map\""
+check tune-out-is-start 2 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/b.db" --start "$TMP/stores/a-best-circuit-run1.map" --out "$TMP/stores/a-best-circuit-run1.map"
+expect_err tune-out-is-start "is the --start file"
+: > "$TMP/empty.map"
+check tune-empty-start 2 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/b.db" --start "$TMP/empty.map"
+expect_err tune-empty-start "is empty"
+check tune-out-unwritable 2 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/c.db" --out "$TMP/empty.map/best.map"
+expect_err tune-out-unwritable "--out: cannot create the folder"
+test ! -e "$TMP/stores/c.db" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune-out-unwritable: a store was created"; }
 check tune-guided 0 "$HONE" tune --app circuit --db "$DB" --out "$TMP/best.map" --json
 expect_out tune-guided '"run_id": 1'
 expect_out tune-guided '"evaluations": 10'

@@ -114,7 +114,7 @@ public:
                                                  const std::string &) const override {
     return path;
   }
-  std::string defaultBestPath(int64_t id) const override { return "best-" + std::to_string(id); }
+  std::string defaultBestName(int64_t id) const override { return "best-" + std::to_string(id); }
 
 private:
   Digits digits_;
@@ -191,7 +191,10 @@ TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
   EXPECT_EQ(report->outcome.progress.evaluations, 30u);
   EXPECT_EQ(c.baseline, 58); // the reference "0" scores 100 - 42
   EXPECT_GT(report->outcome.progress.bestScore, 1.0);
-  EXPECT_EQ(report->bestFile, "best-" + std::to_string(report->runId));
+  // The default best goes beside the store, after its name.
+  std::filesystem::path dbPath(db.path);
+  EXPECT_EQ(report->bestFile,
+            (dbPath.parent_path() / (dbPath.stem().string() + "-best-" + std::to_string(report->runId))).string());
   auto store = hone::store::Store::open(db.path);
   ASSERT_TRUE(store);
   auto run = (*store)->run(report->runId);
