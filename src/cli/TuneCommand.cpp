@@ -10,11 +10,13 @@
 #include "kernel/KernelDomain.h"
 #include "store/Store.h"
 #include "support/FileUtil.h"
+#include "support/Interrupt.h"
 #include "tune/Domain.h"
 #include "tune/Session.h"
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -42,17 +44,25 @@ int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t
                                s.result.ok() ? " " + tune::scoreText(s.result.score, config) : "")
                 << std::flush;
     };
+  // Ctrl-C or kill: the command in flight is stopped, the run kept as "interrupted" with its best.
+  support::installInterruptHandlers();
   auto report = tune::runTune(config, so);
   if (progress)
     std::cerr << "\r\033[K" << std::flush;
+  int interruptedBy = support::interruptSignal();
   if (!report) {
     std::cerr << "hone: " << report.error().message << "\n";
-    return kUsage;
+    return interruptedBy ? 128 + interruptedBy : kUsage;
   }
   if (json)
     std::cout << tune::reportJson(*report, config).dump(2) << "\n";
   else
     tune::printReport(std::cout, *report, config, db);
+  if (report->outcome.interrupted) {
+    std::cerr << fmt::format("hone: interrupted by {}; run {} is kept: hone resume {} --db {} continues it\n",
+                             interruptedBy == SIGTERM ? "SIGTERM" : "SIGINT", report->runId, report->runId, db);
+    return 128 + interruptedBy; // the shell's convention for a command ended by a signal
+  }
   return kOk;
 }
 

@@ -121,8 +121,17 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
   Progress &p = outcome.progress;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
 
+  auto stopIfInterrupted = [&] {
+    if (!options.interrupted || !options.interrupted())
+      return false;
+    outcome.interrupted = true;
+    outcome.stopReason = "interrupted";
+    return true;
+  };
   for (;;) {
     p.elapsedS = elapsed();
+    if (stopIfInterrupted())
+      break;
     if (p.evaluations >= options.budget) {
       outcome.stopReason = fmt::format("budget of {} evaluations used", options.budget);
       break;
@@ -133,6 +142,8 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
     }
     size_t want = std::min(std::max<size_t>(1, options.batch), options.budget - p.evaluations);
     std::vector<Candidate> proposed = strategy.propose(want);
+    if (stopIfInterrupted()) // a proposal cut short (an LLM request abandoned) is not the strategy's end
+      break;
     if (proposed.size() > want)
       proposed.resize(want);
     if (proposed.empty()) {
@@ -170,6 +181,9 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
       }
     }
     std::vector<EvalResult> results = fresh.empty() ? std::vector<EvalResult>{} : evaluator.evaluate(fresh);
+    // Results of a batch cut short by the interruption are not results: nothing of it is kept.
+    if (!fresh.empty() && stopIfInterrupted())
+      break;
     for (size_t i = 0; i < steps.size(); ++i) {
       Step &s = steps[i];
       switch (source[i]) {

@@ -116,6 +116,9 @@ struct LoopOptions {
   StopCondition stop; // further reasons to stop (wall time, no improvement, target)
   /// Called after every step (progress lines).
   std::function<void(const Step &, const Progress &)> onStep;
+  /// Polled before each batch and after its evaluation: when it says so, the loop stops and the
+  /// batch in flight is neither recorded nor shown to the strategy (a resume evaluates it again).
+  std::function<bool()> interrupted;
 };
 
 struct LoopOutcome {
@@ -123,6 +126,7 @@ struct LoopOutcome {
   Progress progress;
   std::string stopReason;
   std::optional<size_t> best; // index into steps
+  bool interrupted = false;   // stopped by options.interrupted
 };
 
 /// The loop: propose, evaluate, explain, notify, record, until a stop

@@ -1,6 +1,7 @@
 #include "llm/Client.h"
 
 #include "store/Store.h"
+#include "support/Interrupt.h"
 #include "support/Sqlite.h"
 
 #include "support/StringUtil.h"
@@ -64,6 +65,8 @@ size_t onBody(char *data, size_t size, size_t count, void *out) {
   return size * count;
 }
 
+int onProgress(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return support::interrupted() ? 1 : 0; }
+
 size_t onHeader(char *data, size_t size, size_t count, void *out) {
   std::string line(data, size * count);
   auto colon = line.find(':');
@@ -105,6 +108,8 @@ public:
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, onBody);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L); // the progress callback abandons a request on Ctrl-C
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, onProgress);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, onHeader);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r.headers);
     CURLcode code = curl_easy_perform(curl);
@@ -115,6 +120,7 @@ public:
       r.status = static_cast<int>(status);
     } else {
       r.timedOut = code == CURLE_OPERATION_TIMEDOUT;
+      r.interrupted = code == CURLE_ABORTED_BY_CALLBACK;
       r.tooLarge = sink.tooLarge;
       r.error = sink.tooLarge ? fmt::format("the reply is larger than {} bytes", maxBodyBytes) : curl_easy_strerror(code);
     }
@@ -397,6 +403,8 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
     }
     HttpResult r = transport_->post(url, headers, sent.dump(), config_.timeoutS, config_.maxReplyBytes);
     bool retry = false;
+    if (r.interrupted)
+      return support::Error{"the request was abandoned: hone was interrupted"};
     if (r.tooLarge) {
       // Not retried: the same request would most likely bring the same flood back.
       return support::Error{redact(fmt::format("{} sent a reply larger than {} bytes (max_reply_mb in the LLM config "

@@ -72,6 +72,7 @@ struct HttpResult {
   std::string body;
   std::string error;
   bool tooLarge = false; // the body passed maxBodyBytes: the transfer was stopped there
+  bool interrupted = false; // abandoned because hone was interrupted (support/Interrupt.h)
 };
 
 class Transport {

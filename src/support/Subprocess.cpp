@@ -1,5 +1,7 @@
 #include "support/Subprocess.h"
 
+#include "support/Interrupt.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -19,6 +21,8 @@ std::string SubprocessResult::describe() const {
     return "could not start: " + error;
   if (timedOut)
     return fmt::format("timed out after {:.1f} s", seconds);
+  if (interrupted)
+    return "interrupted (hone was stopped)";
   if (signal != 0)
     return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
   return fmt::format("exit {}", exitCode);
@@ -104,6 +108,10 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
   while (!exited) {
     if (options.timeoutS > 0 && elapsed() >= options.timeoutS) {
       result.timedOut = true;
+      break;
+    }
+    if (interrupted()) { // hone itself is stopping: the command's whole group goes with it
+      result.interrupted = true;
       break;
     }
     if (!eof && poll(&pfd, 1, 50) > 0) {

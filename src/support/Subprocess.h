@@ -22,12 +22,13 @@ struct SubprocessResult {
   int exitCode = -1;      // when it exited normally
   int signal = 0;         // when a signal ended it
   bool timedOut = false;  // killed at the time limit
+  bool interrupted = false; // killed because hone was interrupted (support/Interrupt.h)
   std::string output;     // stdout and stderr, interleaved as written
   bool outputTruncated = false;
   double seconds = 0;
   std::string error;
-  bool ok() const { return started && !timedOut && signal == 0 && exitCode == 0; }
-  /// "exit 2", "killed by signal 9", "timed out after 3.0 s", "could not start: ...".
+  bool ok() const { return started && !timedOut && !interrupted && signal == 0 && exitCode == 0; }
+  /// "exit 2", "killed by signal 9", "timed out after 3.0 s", "interrupted", "could not start: ...".
   std::string describe() const;
 };
 

@@ -2,6 +2,7 @@
 
 #include "autoguide/AutoGuide.h"
 #include "llm/Client.h"
+#include "support/Interrupt.h"
 #include "tune/Domain.h"
 
 #include <fmt/format.h>
@@ -234,6 +235,12 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     // The reference that scores 1.0, measured once.
     auto [reference, referenceLabel] = problem.reference();
     engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
+    if (support::interrupted()) { // not a measurement: the resume measures it
+      (void)store.setRunStatus(report.runId, "interrupted");
+      return support::Error{fmt::format("interrupted while measuring the reference; hone resume {} --db {} "
+                                        "continues the run",
+                                        report.runId, so.db)};
+    }
     double measured = ref.ok() ? problem.baselineOf(ref) : 0;
     if (measured > 0) {
       config.baseline = measured;
@@ -267,6 +274,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
                    return recorder.failure().empty() ? std::nullopt : std::optional<std::string>(recorder.failure());
                  });
   options.onStep = so.onStep;
+  options.interrupted = support::interrupted;
   report.outcome = engine::runLoop(**agent, pool, feedback, &recorder, options, history);
   if (!recorder.failure().empty()) {
     (void)store.setRunStatus(report.runId, "failed");
@@ -274,7 +282,8 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
                                       "can be written)",
                                       so.db, recorder.failure(), report.runId)};
   }
-  (void)store.setRunStatus(report.runId, "finished");
+  // An interrupted run is not finished: hone resume continues it (the batch in flight is evaluated again).
+  (void)store.setRunStatus(report.runId, report.outcome.interrupted ? "interrupted" : "finished");
   if (client) {
     report.usage = usageOf(*client);
     (void)store.setRunUsage(report.runId, report.usage);

@@ -239,6 +239,42 @@ expect_out tune-command '"evaluations": 4'
 check tune-command-no-metric 2 "$HONE" tune --app circuit --evaluator command --run true --db "$DB"
 expect_err tune-command-no-metric "metric regex"
 
+# Ctrl-C in the middle of a real run: the command in flight (and its children) is killed, the run is
+# kept as "interrupted" with its best so far, the exit code says so, and resume finishes the budget.
+cat >"$TMP/slow.sh" <<'SH'
+#!/bin/sh
+# the reference (the first run) is quick; every later run leaves a child sleeping, and takes a while
+if [ ! -e "$2/reference-ran" ]; then : > "$2/reference-ran"; echo "elapsed time: 5 s"; exit 0; fi
+sleep 300 &
+echo $! >> "$2/children"
+sleep 2
+echo "elapsed time: 4 s"
+SH
+chmod +x "$TMP/slow.sh"
+"$HONE" tune --app circuit --evaluator command --run "$TMP/slow.sh {policy} $TMP" --metric 'elapsed time: ([0-9.]+)' \
+  --iterations 4 --db "$TMP/int.db" --out "$TMP/int.map" --workdir "$TMP/intwork" \
+  >"$TMP/int.out" 2>"$TMP/int.err" &
+victim=$!
+for _ in $(seq 1 200); do [ -s "$TMP/children" ] && [ "$(wc -l <"$TMP/children")" -ge 2 ] && break; sleep 0.1; done
+kill -INT $victim
+wait $victim
+rc=$?
+[ "$rc" -eq 130 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL interrupt: exit $rc, wanted 130"; cat "$TMP/int.err"; }
+grep -q "interrupted by SIGINT; run 1 is kept: hone resume 1" "$TMP/int.err" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL interrupt: no resume hint"; cat "$TMP/int.err"; }
+alive=0
+for child in $(cat "$TMP/children"); do # a zombie waiting for a parent that reaps is not running
+  state=$(ps -o stat= -p "$child" 2>/dev/null | tr -d ' ')
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ] && alive=$((alive + 1))
+done
+[ "$alive" -eq 0 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL interrupt: $alive children still running"; }
+test -s "$TMP/int.map" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL interrupt: no best file"; }
+check interrupt-runs 0 "$HONE" runs --db "$TMP/int.db" --json
+expect_out interrupt-runs '"status": "interrupted"'
+check interrupt-resume 0 "$HONE" resume 1 --db "$TMP/int.db" --json --out "$TMP/int.map"
+expect_out interrupt-resume '"evaluations": 4'
+expect_out interrupt-resume '"stop_reason": "budget of 4 evaluations used"'
+for child in $(cat "$TMP/children"); do kill "$child" 2>/dev/null; done
+
 # space and simulate --assign, for external tuners.
 check space-json 0 "$HONE" space --app cannon --json
 expect_out space-json '"name": "task_4.layout"'

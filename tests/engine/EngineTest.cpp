@@ -102,6 +102,29 @@ TEST(Engine, EndsExactlyAtItsBudgetAndEvaluatesEachTextOnce) {
   EXPECT_EQ(w.feedback[0]["status"], "ok");
 }
 
+TEST(Engine, AnInterruptionDropsTheBatchInFlightAndSaysSo) {
+  Walker w;
+  Counting e;
+  Recording rec;
+  LoopOptions o;
+  o.budget = 20;
+  o.batch = 2;
+  // Interrupted while the third batch is evaluated: its results are not results.
+  o.interrupted = [&] { return e.calls >= 6; };
+  auto out = runLoop(w, e, explain, &rec, o);
+  EXPECT_TRUE(out.interrupted);
+  EXPECT_EQ(out.stopReason, "interrupted");
+  EXPECT_EQ(e.calls, 6);
+  EXPECT_EQ(rec.steps.size(), 4u); // two batches recorded, the third dropped
+  EXPECT_EQ(out.progress.evaluations, 4u);
+  EXPECT_EQ(w.feedback.size(), out.steps.size()); // the strategy never saw the dropped batch
+  LoopOptions quiet = o;
+  quiet.interrupted = [] { return false; };
+  Walker w2;
+  Counting e2;
+  EXPECT_FALSE(runLoop(w2, e2, explain, nullptr, quiet).interrupted);
+}
+
 TEST(Engine, StopConditionsCompose) {
   {
     Walker w;
