@@ -5,6 +5,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cerrno>
+#include <csignal>
+
+#include <unistd.h>
 
 namespace hone::store {
 
@@ -14,7 +18,7 @@ using support::Expected;
 namespace {
 
 // Each entry migrates from version i to i + 1. Append; never edit a shipped one.
-const std::array<const char *, 4> kMigrations = {
+const std::array<const char *, 5> kMigrations = {
     R"(CREATE TABLE runs (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
@@ -51,6 +55,9 @@ const std::array<const char *, 4> kMigrations = {
     // 4: the LLM client's response cache (until now created by the client; kept if it exists).
     R"(CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, request TEXT NOT NULL, response TEXT NOT NULL,
          created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));)",
+    // 5: which process is running a run (tune or resume), so that a second one is refused.
+    R"(CREATE TABLE IF NOT EXISTS run_locks (run_id INTEGER PRIMARY KEY REFERENCES runs(id), pid INTEGER NOT NULL,
+         host TEXT NOT NULL, since TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')));)",
 };
 
 using support::Statement;
@@ -131,6 +138,54 @@ Expected<int64_t> Store::createRun(const RunInfo &run) {
   if (auto r = s.run(); !r)
     return Error{fmt::format("cannot create a run: {}", r.error().message)};
   return db_->lastInsertId();
+}
+
+namespace {
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0)
+    return "?";
+  return name;
+}
+// Whether a process of this host is alive (EPERM: alive, someone else's).
+bool alive(int64_t pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
+} // namespace
+
+Expected<bool> Store::lockRun(int64_t run) {
+  Transaction t(*db_); // BEGIN IMMEDIATE: two processes cannot both find the run free
+  if (!t.begun())
+    return Error{fmt::format("cannot lock run {}: {}", run, t.begun().error().message)};
+  std::string host = hostName();
+  Statement q(*db_, "SELECT pid, host, since FROM run_locks WHERE run_id = ?;");
+  q.bind(1, run);
+  auto row = q.step();
+  if (!row)
+    return Error{fmt::format("cannot lock run {}: {}", run, row.error().message)};
+  if (*row) {
+    int64_t pid = q.integer(0);
+    std::string holder = q.text(1), since = q.text(2);
+    bool mine = pid == static_cast<int64_t>(::getpid()) && holder == host;
+    // A holder on this host that no longer runs (killed with SIGKILL) leaves a stale lock: taken over.
+    if (!mine && (holder != host || alive(pid)))
+      return Error{fmt::format("run {} is being run by process {} on {} (since {}); wait for it to end or stop it "
+                               "first",
+                               run, pid, holder, since)};
+  }
+  Statement w(*db_, "INSERT OR REPLACE INTO run_locks (run_id, pid, host) VALUES (?, ?, ?);");
+  w.bind(1, run).bind(2, static_cast<int64_t>(::getpid())).bind(3, host);
+  if (auto r = w.run(); !r)
+    return Error{fmt::format("cannot lock run {}: {}", run, r.error().message)};
+  if (auto c = t.commit(); !c)
+    return Error{fmt::format("cannot lock run {}: {}", run, c.error().message)};
+  return true;
+}
+
+Expected<bool> Store::unlockRun(int64_t run) {
+  Statement s(*db_, "DELETE FROM run_locks WHERE run_id = ? AND pid = ?;");
+  s.bind(1, run).bind(2, static_cast<int64_t>(::getpid()));
+  if (auto r = s.run(); !r)
+    return Error{fmt::format("cannot unlock run {}: {}", run, r.error().message)};
+  return true;
 }
 
 Expected<bool> Store::setRunStatus(int64_t run, const std::string &status) {

@@ -73,6 +73,10 @@ public:
 
   support::Expected<int64_t> createRun(const RunInfo &run);
   support::Expected<bool> setRunStatus(int64_t run, const std::string &status);
+  /// Marks `run` as being run by this process; refused, naming the holder, while another live process
+  /// holds it (a holder on this host that is gone, killed with SIGKILL, leaves a lock that is taken over).
+  support::Expected<bool> lockRun(int64_t run);
+  support::Expected<bool> unlockRun(int64_t run);
   /// Replaces a run's configuration (what the run decided after it was created: its baseline).
   support::Expected<bool> setRunConfig(int64_t run, const nlohmann::json &config);
   std::vector<RunInfo> runs();

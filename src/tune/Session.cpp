@@ -227,6 +227,17 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     report.runId = *id;
   } else {
     report.runId = *so.resumeRun;
+  }
+  // One process runs a run at a time: a second resume (or a resume of a run still being tuned) is
+  // refused with the holder's pid before it computes anything twice.
+  if (auto locked = store.lockRun(report.runId); !locked)
+    return support::Error{fmt::format("--db {}: {}", so.db, locked.error().message)};
+  struct Unlock {
+    store::Store &store;
+    int64_t run;
+    ~Unlock() { (void)store.unlockRun(run); }
+  } unlock{store, report.runId};
+  if (so.resumeRun) {
     for (const auto &r : store.steps(*so.resumeRun))
       history.push_back(fromRecord(r));
     (void)store.setRunStatus(*so.resumeRun, "running");

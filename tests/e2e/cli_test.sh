@@ -256,6 +256,9 @@ chmod +x "$TMP/slow.sh"
   >"$TMP/int.out" 2>"$TMP/int.err" &
 victim=$!
 for _ in $(seq 1 200); do [ -s "$TMP/children" ] && [ "$(wc -l <"$TMP/children")" -ge 2 ] && break; sleep 0.1; done
+# A second process may not run the same run meanwhile.
+check resume-while-running 2 "$HONE" resume 1 --db "$TMP/int.db"
+expect_err resume-while-running "run 1 is being run by process $victim"
 kill -INT $victim
 wait $victim
 rc=$?

@@ -78,7 +78,8 @@ TEST(Store, AnOlderStoreIsMigratedAndKeepsItsSteps) {
   // Make it the version-1 store an earlier hone wrote: no agent notes, no usage.
   sqlite3 *raw = nullptr;
   ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE agent_notes; DROP TABLE run_usage; ALTER TABLE runs DROP COLUMN domain; "
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE agent_notes; DROP TABLE run_usage; DROP TABLE run_locks; "
+                         "ALTER TABLE runs DROP COLUMN domain; "
                          "PRAGMA user_version = 1;", nullptr,
                          nullptr, nullptr),
             SQLITE_OK);
@@ -198,6 +199,43 @@ TEST(Store, KillMinus9LosesNothingCommitted) {
   }
   // And the run continues where it stopped.
   EXPECT_TRUE((*s)->recordStep(id, step(static_cast<int64_t>(steps.size()), "next")).ok());
+}
+
+TEST(Store, ARunIsRunByOneProcessAtATime) {
+  TempDb db;
+  auto s = openOk(db.path);
+  int64_t id = *s->createRun(RunInfo{});
+  ASSERT_TRUE(s->lockRun(id).ok());
+  ASSERT_TRUE(s->lockRun(id).ok()); // this process again
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  auto holder = [&](int64_t pid, const std::string &on) {
+    sqlite3 *raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
+    std::string sql = "UPDATE run_locks SET pid = " + std::to_string(pid) + ", host = '" + on + "';";
+    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+  };
+  // Another live process on this host (our parent) holds it: refused, naming it.
+  holder(::getppid(), host);
+  auto refused = s->lockRun(id);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("is being run by process " + std::to_string(::getppid())),
+            std::string::npos)
+      << refused.error().message;
+  // A holder that is gone (killed with SIGKILL, say) left a stale lock: taken over.
+  pid_t child = ::fork();
+  if (child == 0)
+    ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  holder(child, host);
+  EXPECT_TRUE(s->lockRun(id).ok());
+  // Another host's holder cannot be checked from here: refused.
+  holder(12345, "another-host");
+  EXPECT_FALSE(s->lockRun(id).ok());
+  holder(::getpid(), host);
+  ASSERT_TRUE(s->unlockRun(id).ok());
+  EXPECT_TRUE(s->lockRun(id).ok());
 }
 
 } // namespace
