@@ -9,11 +9,16 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace hone::mapping {
 
@@ -141,8 +146,22 @@ support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions option
   auto re = support::Regex::compile(options.metric);
   if (!re)
     return support::Error{fmt::format("--metric: invalid regex '{}': {}", options.metric, re.error().message)};
-  if (options.workdir.empty())
-    options.workdir = (fs::temp_directory_path() / "hone-candidates").string();
+  std::error_code ec;
+  if (options.workdir.empty()) {
+    // Private to this user: a shared, predictable folder in /tmp would let another user plant files
+    // (or links) where hone writes the candidates it then builds and runs.
+    fs::path mine = fs::temp_directory_path() / fmt::format("hone-{}", ::getuid());
+    if (::mkdir(mine.c_str(), 0700) != 0 && errno != EEXIST)
+      return support::Error{fmt::format("cannot create {}: {}", mine.string(), std::strerror(errno))};
+    struct stat st {};
+    if (::lstat(mine.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+        (st.st_mode & 077) != 0)
+      return support::Error{fmt::format("{} is not a folder private to this user; remove it, or give --workdir",
+                                        mine.string())};
+    options.workdir = (mine / "candidates").string();
+  }
+  // The templates run in the candidate's folder: a relative path would be resolved from there.
+  options.workdir = fs::absolute(options.workdir, ec).string();
   return CommandEvaluator(std::move(options), std::move(*re));
 }
 

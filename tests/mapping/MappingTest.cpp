@@ -245,6 +245,28 @@ TEST_F(CommandEvaluatorTest, FailuresAreResults) {
   EXPECT_FALSE(CommandEvaluator::make(badRegex).ok());
 }
 
+TEST_F(CommandEvaluatorTest, TheDefaultWorkdirIsPrivateAndARelativeOneWorks) {
+  auto o = options("echo 'time: 1'");
+  o.workdir.clear();
+  auto made = CommandEvaluator::make(o);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto r = made->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  EXPECT_TRUE(r.ok()) << r.error;
+  std::filesystem::path mine = std::filesystem::temp_directory_path() / ("hone-" + std::to_string(::getuid()));
+  EXPECT_EQ(std::filesystem::status(mine).permissions() & std::filesystem::perms::mask,
+            std::filesystem::perms::owner_all);
+  // A relative --workdir is taken from where hone runs, not from the candidate's folder.
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir_);
+  auto rel = options("echo 'time: 1'");
+  rel.workdir = "relative-work";
+  auto relative = CommandEvaluator::make(rel);
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(relative.ok());
+  EXPECT_TRUE(relative->evaluate(engine::Candidate::make("Task * GPU;\n")).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(dir_ / "relative-work"));
+}
+
 TEST_F(CommandEvaluatorTest, HostileMetricsAreFailedEvaluationsWithAReason) {
   // 30,000 digits: the regex runs in linear time (it once overflowed the stack), and the number it
   // reads is inf as a time, which is no measurement.
