@@ -162,6 +162,13 @@ expect_err tune-empty-start "is empty"
 check tune-out-unwritable 2 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/c.db" --out "$TMP/empty.map/best.map"
 expect_err tune-out-unwritable "--out: cannot create the folder"
 test ! -e "$TMP/stores/c.db" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL tune-out-unwritable: a store was created"; }
+check tune-out-device 2 "$HONE" tune --app circuit --iterations 2 --db "$TMP/stores/d.db" --out /dev/null
+expect_err tune-out-device "exists and is neither a file nor a folder"
+# A store in a folder named with spaces and $(...): a path, never a command; the best lands beside it.
+Q="$TMP/my runs \$(touch $TMP/PWNED)"
+check tune-hostile-db 0 "$HONE" tune --app circuit --iterations 2 --db "$Q/runs.db" --json
+test -s "$Q/runs-best-circuit-run1.map" && test ! -e "$TMP/PWNED" && pass=$((pass + 1)) || {
+  fail=$((fail + 1)); echo "FAIL tune-hostile-db"; }
 check tune-guided 0 "$HONE" tune --app circuit --db "$DB" --out "$TMP/best.map" --json
 expect_out tune-guided '"run_id": 1'
 expect_out tune-guided '"evaluations": 10'
