@@ -114,6 +114,21 @@ TEST(Machine, ErrorsAreLocated) {
   EXPECT_NE(noChannel.error().message.find("no [[channel]]"), std::string::npos);
 }
 
+TEST(Machine, NumbersOutOfRangeAreLocatedErrors) {
+  std::string base = kMachine;
+  auto replace = [&](std::string s, const std::string &from, const std::string &to) {
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expectMachineError(replace(base, "task_analysis_us = 1", "task_analysis_us = nan"), "expected a finite number", 4);
+  expectMachineError(replace(base, "gflops = 1", "gflops = inf"), "expected a finite number", 8);
+  expectMachineError(replace(base, "bandwidth_gbs = 1", "bandwidth_gbs = -inf"), "expected a finite number", 16);
+  expectMachineError(replace(base, "nodes = 1", "nodes = 1e12"), "must be a whole number from 1 to 4096", 2);
+  expectMachineError(replace(base, "per_node = 2", "per_node = 100000"), "from 0 to 1024", 7);
+  expectMachineError(replace(replace(base, "nodes = 1", "nodes = 4096"), "per_node = 2", "per_node = 1024"),
+                     "processors of a kind", 7);
+}
+
 const char *kApp = R"(name = "toy"
 top_task = "main"
 iterations = "steps"
@@ -212,6 +227,21 @@ TEST(App, ErrorsAreLocated) {
   expectAppError(replace("[[body]]\ntask = \"work\"\ndomain = [\"pieces\"]\npoint = [\"i\"]\n", ""),
                  "at least one [[body]]");
   expectAppError(replace("covers = \"p\"", "covers = \"ghost\""), "not a disjoint partition");
+}
+
+TEST(App, NumbersOutOfRangeAreLocatedErrors) {
+  std::string base = kApp;
+  auto replace = [&](const std::string &from, const std::string &to) {
+    std::string s = base;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expectAppError(replace("flops = \"n * 2\"", "flops = \"0 - 5\""), "must not be negative");
+  expectAppError(replace("flops = \"n * 2\"", "flops = \"10 ^ 400\""), "not a finite number");
+  expectAppError(replace("piece = [\"i\"]\n  privilege = \"read\"", "piece = [\"i + 1e300\"]\n  privilege = \"read\""),
+                 "piece coordinate");
+  expectAppError(replace("neighbors = [[-1], [1]]", "neighbors = [[-1], [4611686018427387904]]"), "out of range");
+  expectAppError(replace("iterations = \"steps\"", "iterations = 1e300"), "from 1 to 1000000");
 }
 
 TEST(Catalog, FindsShippedModelsAndSuggests) {
