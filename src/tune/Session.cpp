@@ -95,7 +95,6 @@ std::optional<std::string> checkOutput(const std::string &path) {
   return std::nullopt;
 }
 
-
 store::RunUsage usageOf(const llm::Client &client) {
   auto t = client.totals();
   return {t.promptTokens, t.completionTokens, client.cost(), client.calls()};
