@@ -22,7 +22,12 @@ inline std::string diagText(const dsl::CheckedSource &c) {
   return support::renderText(*c.file, c.diags->diagnostics());
 }
 
-inline std::string sourcePath(const std::string &relative) { return std::string(HONE_SOURCE_DIR) + "/" + relative; }
+inline std::string sourcePath(const std::string &relative) {
+  std::string path = HONE_SOURCE_DIR;
+  path += '/';
+  path += relative;
+  return path;
+}
 
 inline std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
