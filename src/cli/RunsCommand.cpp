@@ -1,15 +1,15 @@
 // hone runs [--db PATH] [--json]
 // hone show RUN [--db PATH] [--best] [--trajectory] [--json]
-// hone export RUN [--db PATH] --jsonl [--out FILE]
+// hone export RUN [--db PATH] --jsonl|--corpus [--out FILE]
 // Reading the experiment store: what ran, what each step tried and why, and
 // the optimization corpus (diagnostics, change, rationale, result per step).
 #include "cli/Commands.h"
 
 #include "store/Store.h"
+#include "support/Diff.h"
 #include "support/FileUtil.h"
 #include "tune/LlmOptimizer.h"
 
-#include <dtl/dtl.hpp>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -69,26 +69,6 @@ json runJson(const store::RunInfo &r, const RunSummary &s, const store::RunUsage
           {"llm_calls", u.calls}};
 }
 
-/// A unified diff of two texts, by lines.
-std::string unifiedDiff(const std::string &from, const std::string &to) {
-  auto lines = [](const std::string &text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-      out.push_back(line);
-    return out;
-  };
-  std::vector<std::string> a = lines(from), b = lines(to);
-  dtl::Diff<std::string, std::vector<std::string>> diff(a, b);
-  diff.onHuge();
-  diff.compose();
-  diff.composeUnifiedHunks();
-  std::ostringstream os;
-  os << "--- parent\n+++ candidate\n";
-  diff.printUnifiedFormat(os);
-  return os.str();
-}
-
 } // namespace
 
 void addRunsCommand(CLI::App &app, Action &action) {
@@ -145,7 +125,7 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
               {"parent", s.parent.empty() ? json() : json(s.parent)},
               // what the agent saw before proposing this step: its parent's feedback
               {"diagnostics", parent ? parent->feedback : json()},
-              {"change", parent ? json(unifiedDiff(parent->artifact, s.artifact)) : json()},
+              {"change", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
               {"rationale", s.rationale},
               {artifactName(run), s.artifact},
               {"result",
@@ -153,6 +133,87 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
                 {"seconds", s.seconds}}},
               {"feedback", s.feedback},
               {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
+}
+
+/// One evaluated candidate as a line of the optimization corpus (docs/corpus.schema.json): what the
+/// agent saw (its parent's profile summary and diagnostics), what it claimed and changed, and what
+/// came of it.
+json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, size_t i) {
+  const store::StepRecord &s = steps[i];
+  const store::StepRecord *parent = nullptr;
+  for (const auto &p : steps)
+    if (!s.parent.empty() && p.hash == s.parent) {
+      parent = &p;
+      break;
+    }
+  json summary = json::array(), diagnostics = json::array();
+  if (parent && parent->profile.is_object() && parent->profile.contains("bottlenecks") &&
+      parent->profile["bottlenecks"].is_array())
+    for (const auto &b : parent->profile["bottlenecks"]) {
+      if (summary.size() == 5)
+        break;
+      if (b.is_object())
+        summary.push_back({{"kind", b.value("kind", "")},
+                           {"resource", b.value("resource", "")},
+                           {"share", b.contains("share") && b["share"].is_number() ? b["share"].get<double>() : 0.0}});
+    }
+  if (parent && parent->feedback.is_object() && parent->feedback.contains("findings") &&
+      parent->feedback["findings"].is_array())
+    for (const auto &f : parent->feedback["findings"]) {
+      if (!f.is_object())
+        continue;
+      json d{{"rule", f.value("rule", "")}, {"severity", f.value("severity", "")}, {"evidence", f.value("evidence", "")}};
+      for (const char *key : {"explanation", "suggestion", "transformations"})
+        if (f.contains(key))
+          d[key] = f[key];
+      if (f.contains("subject") && f["subject"].is_object())
+        for (const char *key : {"file", "line"})
+          if (f["subject"].contains(key))
+            d[key] = f["subject"][key];
+      diagnostics.push_back(std::move(d));
+    }
+  const json &notes = s.notes.is_object() ? s.notes : json::object();
+  json transformations = json::array(), addresses = json::array(), aligned = nullptr;
+  if (notes.contains("claims") && notes["claims"].is_object()) {
+    const json &c = notes["claims"];
+    if (c.contains("transformation") && c["transformation"].is_string() && !c["transformation"].get<std::string>().empty())
+      transformations.push_back(c["transformation"]);
+    if (c.contains("addresses") && c["addresses"].is_array())
+      addresses = c["addresses"];
+  }
+  if (notes.contains("alignment") && notes["alignment"].is_object() && notes["alignment"].contains("aligned"))
+    aligned = notes["alignment"]["aligned"];
+  const std::string &st = s.status;
+  std::string build = st == "rejected" ? "not built" : st == "build_failed" ? "failed" : "ok";
+  std::string validation = st == "ok"                                   ? "passed"
+                           : st == "rejected" || st == "build_failed" ? "not run"
+                                                                        : "failed";
+  bool relative = run.config.value("baseline", 0.0) > 0;
+  return json{{"schema", "hone.corpus/1"},
+              {"run", run.id},
+              {"domain", run.domain},
+              {"subject", run.app},
+              {"machine", run.machine},
+              {"agent", run.agent},
+              {"step", s.sequence},
+              {"hash", s.hash},
+              {"parent", s.parent.empty() ? json() : json(s.parent)},
+              {"profile_summary", summary},
+              {"diagnostics", diagnostics},
+              {"transformations", transformations},
+              {"addresses", addresses},
+              {"aligned", aligned},
+              {"diff", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
+              {"rationale", s.rationale},
+              {"status", st},
+              {"error", s.error},
+              {"build", build},
+              {"validation", validation},
+              {"score", s.score},
+              {"speedup", relative && st == "ok" ? json(s.score) : json()},
+              {"tokens", {{"prompt", s.promptTokens}, {"completion", s.completionTokens}}},
+              {"cost", s.cost},
+              {"seconds", s.seconds}};
 }
 
 /// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
@@ -283,13 +344,16 @@ void addExportCommand(CLI::App &app, Action &action) {
   struct Options {
     int64_t run = 0;
     std::string db = "hone.db", out;
-    bool jsonl = false;
+    bool jsonl = false, corpus = false;
   };
   auto opts = std::make_shared<Options>();
-  auto *cmd = app.add_subcommand("export", "Export a run as an optimization corpus (one JSON object per step)");
+  auto *cmd = app.add_subcommand("export", "Export a run as JSON Lines: every step, or the optimization corpus");
   cmd->add_option("run", opts->run, "Run id")->required();
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
-  cmd->add_flag("--jsonl", opts->jsonl, "JSON Lines (the only format)")->required();
+  auto *jsonl = cmd->add_flag("--jsonl", opts->jsonl, "Every step with its conversation (one JSON object per line)");
+  auto *corpus = cmd->add_flag("--corpus", opts->corpus,
+                               "The optimization corpus: one line per evaluated candidate (docs/corpus.schema.json)");
+  jsonl->excludes(corpus);
   cmd->add_option("--out", opts->out, "Write to this file (default: standard output)");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
@@ -299,8 +363,12 @@ void addExportCommand(CLI::App &app, Action &action) {
       const store::RunInfo *run = &opened->run;
       const auto &steps = opened->steps;
       std::string text;
+      if (!opts->jsonl && !opts->corpus) {
+        std::cerr << "hone: export: say --jsonl (every step) or --corpus (the optimization corpus)\n";
+        return kUsage;
+      }
       for (size_t i = 0; i < steps.size(); ++i) {
-        json line = stepJson(*run, steps, i);
+        json line = opts->corpus ? corpusJson(*run, steps, i) : stepJson(*run, steps, i);
         text += line.dump() + "\n";
       }
       if (opts->out.empty()) {

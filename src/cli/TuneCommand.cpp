@@ -2,7 +2,7 @@
 //           [--start FILE] [--db PATH] [--jobs N] [--feedback LEVEL] [--rules FILE]... [--json]
 //           [--llm-url URL --llm-model NAME --llm-preset P --optimizer trace|opro|K-shot
 //            --llm-cache PATH --replay ...]   (docs/LLM.md)
-// hone tune --kernel DIR [--agent guided|ensemble|random] ...   (docs/KERNELS.md)
+// hone tune --kernel DIR [--agent guided|ensemble|random|llm [--llm-mode single|two-agent]] ...   (docs/KERNELS.md)
 // hone resume RUN [--db PATH] [--json]
 // Parses flags into a tune::TuneConfig, runs tune::runTune, prints.
 #include "cli/Commands.h"
@@ -124,7 +124,14 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--optimizer", l.optimizer, "trace, opro, or K-shot (0-shot, 5-shot: no feedback)")
       ->capture_default_str()
       ->group(llm);
-  cmd->add_option("--repairs", l.repairs, "Times a mapper that does not check goes back with diagnostics")
+  cmd->add_option("--llm-mode", l.mode, "Kernels: single (one request chooses and writes) or two-agent (insight, "
+                                        "then code)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"single", "two-agent"}))
+      ->group(llm);
+  cmd->add_option("--repairs", l.repairs,
+                  "Times a candidate that does not check (a mapper's diagnostics, a kernel's compiler errors) goes "
+                  "back to the model")
       ->capture_default_str()
       ->check(CLI::Range(0, 20))
       ->group(llm);

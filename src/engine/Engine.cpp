@@ -154,6 +154,7 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
     // Where each proposal's result comes from: an earlier step of this run,
     // the interrupted run, an earlier proposal of this batch, or the evaluator.
     enum class Source { Seen, History, SameBatch, Fresh };
+    constexpr size_t kRefused = static_cast<size_t>(-1); // a Fresh proposal the strategy refused itself
     std::vector<Step> steps(proposed.size());
     std::vector<Source> source(proposed.size());
     std::vector<size_t> from(proposed.size(), 0);
@@ -176,8 +177,9 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
         steps[i] = *r->second;
       } else {
         source[i] = Source::Fresh;
-        from[i] = fresh.size();
-        fresh.push_back(c);
+        from[i] = c.refusal.empty() ? fresh.size() : kRefused;
+        if (c.refusal.empty())
+          fresh.push_back(c);
       }
     }
     std::vector<EvalResult> results = fresh.empty() ? std::vector<EvalResult>{} : evaluator.evaluate(fresh);
@@ -188,7 +190,10 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
       Step &s = steps[i];
       switch (source[i]) {
       case Source::Fresh:
-        if (from[i] < results.size()) {
+        if (from[i] == kRefused) {
+          s.result.status = EvalStatus::Rejected;
+          s.result.error = s.result.rawOutput = s.candidate.refusal;
+        } else if (from[i] < results.size()) {
           s.result = results[from[i]];
         } else {
           s.result.status = EvalStatus::Invalid;

@@ -25,6 +25,10 @@ struct Candidate {
   std::string parent; // hash of the candidate it was derived from; empty: none
   std::string rationale;
   nlohmann::json notes; // how the strategy made it (e.g. an LLM conversation and its token counts); recorded
+  /// Non-empty: the strategy knows this candidate cannot be evaluated (a model's reply that is not a
+  /// candidate: a diff that does not apply, an edit of a protected file). It is recorded as Rejected
+  /// with this reason, as data, and never reaches the evaluator.
+  std::string refusal;
 
   static Candidate make(std::string artifact, std::string parent = {}, std::string rationale = {});
 };

@@ -15,27 +15,6 @@ using engine::EvalStatus;
 
 namespace {
 
-/// The first lines of a compiler log that carry errors (else its first lines).
-std::string firstErrors(const std::string &log, size_t n = 12) {
-  std::string out, fallback;
-  size_t lines = 0, all = 0;
-  size_t at = 0;
-  while (at < log.size() && (lines < n)) {
-    size_t nl = log.find('\n', at);
-    std::string line = log.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-    if (all++ < n)
-      fallback += line + "\n";
-    if (line.find("error") != std::string::npos) {
-      out += line + "\n";
-      ++lines;
-    }
-    if (nl == std::string::npos)
-      break;
-    at = nl + 1;
-  }
-  return out.empty() ? fallback : out;
-}
-
 std::string tail(const std::string &text, size_t bytes) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
 }
@@ -62,7 +41,7 @@ support::Expected<bool> KernelEvaluator::prepare() {
   BuildResult b = build(manifest_, reference_, dir);
   if (!b.ok)
     return support::Error{fmt::format("the unmodified project does not build ({}):\n{}$ {}\n{}", b.error,
-                                      manifest_.dir, b.command, firstErrors(b.log))};
+                                      manifest_.dir, b.command, firstCompilerErrors(b.log))};
   referenceExe_ = b.exe;
   for (uint64_t seed : seeds_) {
     std::string why;
@@ -100,6 +79,9 @@ std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string
 
 std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std::string &exe, const std::string &dir,
                                                     const std::vector<uint64_t> &seeds) {
+  // Inputs are named by their place, never by their seed: messages reach the feedback a model reads,
+  // and the validation seeds are not the model's to know.
+  auto input = [&](size_t i) { return fmt::format("input {} of {}", i + 1, seeds.size()); };
   std::vector<RunResult> runs;
   std::vector<std::vector<double>> expected;
   for (uint64_t seed : seeds) {
@@ -108,12 +90,12 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
       EvalStatus status = r.process.timedOut ? EvalStatus::TimedOut : EvalStatus::RunFailed;
       if (r.process.ok()) // it ran, but what it wrote cannot be read as results
         status = EvalStatus::Invalid;
-      return failure(status, fmt::format("seed {}: {}", seed, r.error), tail(r.process.output, 4000));
+      return failure(status, fmt::format("{}: {}", input(runs.size()), r.error), tail(r.process.output, 4000));
     }
     std::string why;
     expected.push_back(referenceOutputs(seed, &why));
     if (!why.empty())
-      return failure(EvalStatus::Invalid, fmt::format("the reference fails on seed {}: {}", seed, why));
+      return failure(EvalStatus::Invalid, fmt::format("the reference fails on {}: {}", input(runs.size()), why));
     runs.push_back(std::move(r));
   }
   // Outputs that ignore the input first (the clearer reason): the same for two seeds whose
@@ -121,13 +103,13 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
   for (size_t i = 1; i < runs.size(); ++i)
     if (runs[i].values == runs[0].values && expected[i] != expected[0])
       return failure(EvalStatus::Invalid,
-                     fmt::format("outputs do not change with the input: seeds {} and {} give identical outputs, the "
-                                 "reference's differ",
-                                 seeds[0], seeds[i]));
+                     fmt::format("outputs do not change with the input: inputs 1 and {} of {} give identical "
+                                 "outputs, the reference's differ",
+                                 i + 1, seeds.size()));
   for (size_t i = 0; i < runs.size(); ++i)
     if (auto mismatch = compareOutputs(manifest_.output, expected[i], runs[i].values))
-      return failure(EvalStatus::Invalid, fmt::format("wrong result on seed {}: {}", seeds[i], mismatch->message),
-                     fmt::format("wrong result on seed {}: {}\n{}", seeds[i], mismatch->message,
+      return failure(EvalStatus::Invalid, fmt::format("wrong result on {}: {}", input(i), mismatch->message),
+                     fmt::format("wrong result on {}: {}\n{}", input(i), mismatch->message,
                                  tail(runs[i].process.output, 2000)));
   return std::nullopt;
 }
@@ -136,16 +118,18 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
   std::lock_guard<std::mutex> lock(timing_);
   const TimingSpec &t = manifest_.timing;
   std::string rundir = (fs::path(dir) / "timing").string();
-  uint64_t seed = seeds_.front();
+  // Every timed run gets an input of its own, none a validation input, the same sequence for every
+  // variant: a program that keeps results across runs (a file keyed by its input) gains nothing here.
+  uint64_t next = seeds_.front() + kTimingSeedOffset;
   for (int i = 0; i < t.warmup; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, seed);
+    RunResult r = runOnce(manifest_, v, exe, rundir, next++);
     if (!r.ok())
       return support::Error{"warm-up run: " + r.error};
   }
   std::vector<double> samples, process;
   Timing result;
   for (int i = 0; i < t.maxRepeats; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, seed);
+    RunResult r = runOnce(manifest_, v, exe, rundir, next++);
     if (!r.ok())
       return support::Error{fmt::format("timing run {}: {}", i + 1, r.error)};
     double s = t.mode == "region" ? r.regionS : r.process.seconds;
@@ -180,7 +164,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                         .string();
   BuildResult b = build(manifest_, *variant, dir);
   if (!b.ok)
-    return done(failure(EvalStatus::BuildFailed, fmt::format("build failed ({}):\n{}", b.error, firstErrors(b.log)),
+    return done(failure(EvalStatus::BuildFailed, fmt::format("build failed ({}):\n{}", b.error, firstCompilerErrors(b.log)),
                         tail(b.log, 8000)));
   if (auto bad = validate(*variant, b.exe, dir, seeds_))
     return done(*bad);
@@ -234,13 +218,14 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                {"converged", timing->converged ? 1.0 : 0.0},
                {"build_s", b.seconds},
                {"rechecked", rechecked ? 1.0 : 0.0}};
-  r.rawOutput = fmt::format("validated on seeds {} ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
+  r.rawOutput = fmt::format("validated on {} seeded inputs ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
                             "+-{:.2g} s{}",
-                            fmt::join(seeds_, ", "), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
+                            seeds_.size(), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
                             toString(manifest_.output.tolerance), timing->median, timing->samples.size(),
                             std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
                             timing->converged ? "" : " (not converged to the target)");
-  r.profile = {{"timing",
+  r.profile = {{"validation", {{"seeds", seeds_}}},
+               {"timing",
                 {{"samples", timing->samples}, {"median", timing->median}, {"ci95", timing->ci95}, {"mode", manifest_.timing.mode}}}};
   bool newBest;
   {

@@ -10,7 +10,9 @@
 //   - outputs that do not change with the input (the reference's do) fail;
 //   - a speedup over 3x the best so far is re-validated on new seeds and
 //     re-measured before it counts;
-//   - hone times the whole process (or checks a reported region against it).
+//   - hone times the whole process (or checks a reported region against it),
+//     each timed run on an input of its own that validation never uses, so a
+//     program that keeps results across runs gains nothing.
 #pragma once
 
 #include "engine/Engine.h"
@@ -24,6 +26,9 @@
 #include <vector>
 
 namespace hone::kernel {
+
+/// Timed runs use seeds from the first validation seed + this, one per run.
+inline constexpr uint64_t kTimingSeedOffset = 100000;
 
 struct EvaluatorSettings {
   std::string workdir;     // candidates build and run in workdir/<hash>/

@@ -1,5 +1,6 @@
 #include "kernel/KernelDomain.h"
 
+#include "kernel/CodeAgent.h"
 #include "kernel/Evaluator.h"
 #include "kernel/Runner.h"
 #include "support/FileUtil.h"
@@ -83,7 +84,8 @@ std::string hostLabel() {
 class KernelProblem final : public tune::Problem {
 public:
   KernelProblem(Manifest m, EvaluatorSettings s, std::vector<Transformation> catalogue)
-      : manifest_(m), space_(m), evaluator_(std::move(m), std::move(s)), catalogue_(std::move(catalogue)) {}
+      : manifest_(m), space_(m), checkDir_((fs::path(s.workdir) / "llm-check").string()),
+        evaluator_(std::move(m), std::move(s)), catalogue_(std::move(catalogue)) {}
   support::Expected<bool> prepare() { return evaluator_.prepare(); }
 
   std::string subject() const override { return manifest_.name; }
@@ -152,6 +154,8 @@ public:
 
   const Manifest &manifest() const { return manifest_; }
   const std::vector<Transformation> &catalogue() const { return catalogue_; }
+  /// Where the code agent compiles a candidate before proposing it.
+  const std::string &checkDir() const { return checkDir_; }
 
 private:
   std::string referenceLabel() const {
@@ -159,6 +163,7 @@ private:
   }
   Manifest manifest_;
   KnobSpace space_;
+  std::string checkDir_;
   KernelEvaluator evaluator_;
   std::vector<Transformation> catalogue_;
 };
@@ -218,6 +223,38 @@ void registerKernelDomain(tune::Registry &registry) {
                        return makeGuidedKernelAgent(k.manifest(), k.catalogue(), c.start, c.startLabel);
                      }});
   tune::registerSearchAgents(registry);
+  registry.addAgent({"llm",
+                     "a language model rewrites the code from the profile's diagnostics and the transformation "
+                     "catalogue (docs/LLM.md)",
+                     {"kernel"},
+                     [](tune::Problem &p, const tune::AgentContext &c)
+                         -> support::Expected<std::unique_ptr<engine::Strategy>> {
+                       auto &k = static_cast<KernelProblem &>(p);
+                       const tune::LlmConfig &l = c.config.llm;
+                       auto shots = tune::parseOptimizer(l.optimizer);
+                       if (!shots)
+                         return support::Error{"--optimizer: " + shots.error().message};
+                       if (*shots > 0)
+                         return support::Error{"--optimizer: the kernel domain has no example kernels for K-shot "
+                                               "prompts; use trace, opro or 0-shot"};
+                       if (auto mode = tune::checkMode(l.mode); !mode)
+                         return support::Error{"--llm-mode: " + mode.error().message};
+                       if (!c.client)
+                         return support::Error{"the llm agent has no client (internal error)"};
+                       tune::LlmOptimizerOptions o;
+                       o.optimizer = l.optimizer;
+                       o.repairs = l.repairs;
+                       o.history = l.history;
+                       o.temperature = l.temperature;
+                       o.maxTokens = l.maxTokens;
+                       o.promptDirs = l.promptDirs;
+                       o.mode = l.mode;
+                       o.seed = static_cast<int64_t>(c.config.seed);
+                       auto codec = std::make_unique<KernelCodec>(k.manifest(), k.catalogue(), k.checkDir(),
+                                                                  l.promptDirs, k.machine());
+                       return std::unique_ptr<engine::Strategy>(std::make_unique<tune::LlmOptimizer>(
+                           std::move(codec), c.start, c.startLabel, *c.client, std::move(o)));
+                     }});
 }
 
 } // namespace hone::kernel

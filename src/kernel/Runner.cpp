@@ -226,6 +226,26 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
   return r;
 }
 
+std::string firstCompilerErrors(const std::string &log, size_t n) {
+  std::string out, fallback;
+  size_t lines = 0, all = 0;
+  size_t at = 0;
+  while (at < log.size() && (lines < n)) {
+    size_t nl = log.find('\n', at);
+    std::string line = log.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+    if (all++ < n)
+      fallback += line + "\n";
+    if (line.find("error") != std::string::npos) {
+      out += line + "\n";
+      ++lines;
+    }
+    if (nl == std::string::npos)
+      break;
+    at = nl + 1;
+  }
+  return out.empty() ? fallback : out;
+}
+
 // ---- outputs -----------------------------------------------------------------------
 
 std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag) {

@@ -46,6 +46,9 @@ struct BuildResult {
   double seconds = 0;
 };
 
+/// The first lines of a compiler log that carry errors (else its first `n` lines).
+std::string firstCompilerErrors(const std::string &log, size_t n = 12);
+
 /// The exact shell command that builds `v` into `dir`/`out` (edited files read from `dir`).
 std::string buildCommand(const Manifest &m, const Variant &v, const std::string &dir,
                          const std::vector<std::string> &extraFlags = {}, const std::vector<std::string> &extraDefines = {},

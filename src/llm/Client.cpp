@@ -293,7 +293,14 @@ json Client::body(const ChatRequest &request, Format format, bool lean) const {
 }
 
 std::string Client::cacheKey(const ChatRequest &request) const {
-  std::string text = body(request, request.format).dump();
+  std::string text;
+  if (request.keyMessages) {
+    ChatRequest keyed = request;
+    keyed.messages = *request.keyMessages;
+    text = body(keyed, keyed.format).dump();
+  } else {
+    text = body(request, request.format).dump();
+  }
   return fmt::format("{:016x}{:016x}", support::fnv1a64(text), support::fnv1a64(text, 0x84222325cbf29ce4ull));
 }
 

@@ -46,6 +46,10 @@ struct ChatRequest {
   Format format = Format::Text;
   nlohmann::json schema; // for JsonSchema
   std::string schemaName = "reply";
+  /// What the cache key hashes instead of `messages`, when set: a conversation whose prompts carry
+  /// measurements (a kernel's times) is keyed with those numbers masked, so that a replay of the run,
+  /// which measures again, finds its replies.
+  std::optional<std::vector<Message>> keyMessages;
 };
 
 struct Usage {

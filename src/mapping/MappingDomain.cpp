@@ -235,6 +235,9 @@ void registerMappingDomain(tune::Registry &registry) {
                        auto k = parseOptimizer(l.optimizer);
                        if (!k)
                          return support::Error{"--optimizer: " + k.error().message};
+                       if (l.mode != "single")
+                         return support::Error{"--llm-mode: the mapping domain has only the single mode (a mapper "
+                                               "is one request)"};
                        if (!c.client)
                          return support::Error{"the llm agent has no client (internal error)"};
                        LlmAgentOptions o;

@@ -60,6 +60,14 @@ std::string joinOr(const std::vector<std::string> &items) {
   return out;
 }
 
+std::string replaceAll(std::string text, std::string_view from, std::string_view to) {
+  if (from.empty())
+    return text;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 uint64_t fnv1a64(std::string_view text, uint64_t basis) {
   uint64_t h = basis;
   for (unsigned char c : text)

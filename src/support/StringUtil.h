@@ -24,4 +24,7 @@ uint64_t fnv1a64(std::string_view text, uint64_t basis = 1469598103934665603ull)
 /// "a, b or c" for messages.
 std::string joinOr(const std::vector<std::string> &items);
 
+/// `text` with every occurrence of `from` (non-empty) replaced by `to`.
+std::string replaceAll(std::string text, std::string_view from, std::string_view to);
+
 } // namespace hone::support

@@ -51,6 +51,7 @@ json TuneConfig::toJson() const {
                 {"money_budget", c.moneyBudget},
                 {"optimizer", llm.optimizer},
                 {"repairs", llm.repairs},
+                {"mode", llm.mode},
                 {"history", llm.history},
                 {"temperature", llm.temperature},
                 {"max_tokens", llm.maxTokens},
@@ -107,6 +108,7 @@ LlmConfig readLlm(const json &k) {
   l.priceCompletion = r.optional<double>("price_completion");
   c.optimizer = r.get<std::string>("optimizer", "trace");
   c.repairs = r.get<int>("repairs", 2);
+  c.mode = r.get<std::string>("mode", "single");
   c.history = r.get<size_t>("history", 5);
   c.temperature = r.get<double>("temperature", 0.7);
   c.maxTokens = r.get<int>("max_tokens", 0);

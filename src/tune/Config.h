@@ -22,6 +22,7 @@ struct LlmConfig {
   llm::Settings client; // endpoint, model, cache (default: the store), replay, budgets, prices
   std::string optimizer = "trace";
   int repairs = 2;
+  std::string mode = "single"; // single or two-agent (insight, then code; domains with an insight stage)
   size_t history = 5;
   double temperature = 0.7;
   int maxTokens = 0; // per reply; 0: the server's default

@@ -29,6 +29,52 @@ support::Expected<int> parseOptimizer(const std::string &name) {
                                     name)};
 }
 
+support::Expected<bool> checkMode(const std::string &mode) {
+  if (mode == "single" || mode == "two-agent")
+    return true;
+  return support::Error{fmt::format("'{}' is not one of single, two-agent", mode)};
+}
+
+std::map<std::string, std::string> LlmCodec::baseValues(const std::string &, const json &) const { return {}; }
+
+json LlmCodec::replySchema() const {
+  std::string name = artifactName();
+  return {{"type", "object"},
+          {"properties", {{name, {{"type", "string"}}}, {"rationale", {{"type", "string"}}}}},
+          {"required", {name, "rationale"}},
+          {"additionalProperties", false}};
+}
+
+LlmReading LlmCodec::read(const std::string &content, const std::string &, const json &) const {
+  std::string name = artifactName();
+  if (auto j = llm::extractJson(content); j && j->contains(name) && (*j)[name].is_string())
+    return {(*j)[name].get<std::string>(), j->value("rationale", ""), json::object(), std::nullopt};
+  if (auto block = llm::extractCodeBlock(content, fence()))
+    return {*block, "", json::object(), std::nullopt};
+  return {content, "", json::object(), std::nullopt};
+}
+
+support::Expected<std::pair<std::string, json>> LlmCodec::readInsight(const std::string &) const {
+  return support::Error{fmt::format("the {} domain has no insight stage", promptFolder())};
+}
+
+std::string maskNumbers(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    auto digit = [&](size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
+    if (!digit(i)) {
+      out += text[i++];
+      continue;
+    }
+    while (digit(i) || (i < text.size() && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') && digit(i + 1)) ||
+           ((text[i] == '+' || text[i] == '-') && i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E') && digit(i + 1)))
+      ++i;
+    out += '#';
+  }
+  return out;
+}
+
 std::string feedbackText(const json &feedback) {
   if (!feedback.is_object())
     return "(no feedback)";
@@ -65,6 +111,12 @@ json LlmExchange::toJson(const std::string &optimizer) const {
          {"finish_reasons", finishReasons}};
   if (seed)
     j["seed"] = *seed;
+  if (!insight.empty()) {
+    json stage = json::array();
+    for (const auto &m : insight)
+      stage.push_back({{"role", m.role}, {"content", m.content}});
+    j["insight"] = {{"messages", stage}, {"choice", choice}};
+  }
   if (!error.empty())
     j["error"] = error;
   return j;
@@ -73,23 +125,16 @@ json LlmExchange::toJson(const std::string &optimizer) const {
 LlmOptimizer::LlmOptimizer(std::unique_ptr<LlmCodec> codec, std::string start, std::string startLabel,
                            llm::Client &client, LlmOptimizerOptions options)
     : codec_(std::move(codec)), start_(std::move(start)), startLabel_(std::move(startLabel)), client_(client),
-      options_(std::move(options)), name_(codec_->artifactName()), fence_(codec_->fence()) {
+      options_(std::move(options)), name_(codec_->artifactName()), fence_(codec_->fence()),
+      measured_(codec_->measuredValues()) {
   if (auto k = parseOptimizer(options_.optimizer))
     shots_ = *k;
-}
-
-std::pair<std::string, std::string> LlmOptimizer::readReply(const std::string &content) const {
-  if (auto j = llm::extractJson(content); j && j->contains(name_) && (*j)[name_].is_string())
-    return {(*j)[name_].get<std::string>(), j->value("rationale", "")};
-  if (auto block = llm::extractCodeBlock(content, fence_))
-    return {*block, ""};
-  return {content, ""};
 }
 
 std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
   const Seen *best = best_ ? &seen_[*best_] : (seen_.empty() ? nullptr : &seen_.front());
   std::map<std::string, std::string> values = {
-      {name_, best ? best->text : start_},
+      {name_, codec_->show(best ? best->text : start_)},
       {"score", best ? scoreText(best->ok, best->score) : "not run yet"},
       {"feedback", best ? feedbackText(best->feedback) : "(not run yet)"},
       {"last", ""},
@@ -100,7 +145,7 @@ std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
     const Seen &last = seen_.back();
     values["last"] = fmt::format("## Your last attempt (score {}), not better than the current {}\n```{}\n{}\n```\n"
                                  "What happened when it ran:\n{}\n",
-                                 scoreText(last.ok, last.score), name_, fence_, last.text,
+                                 scoreText(last.ok, last.score), name_, fence_, codec_->show(last.text),
                                  feedbackText(last.feedback));
   }
   if (options_.optimizer == "opro") {
@@ -113,14 +158,14 @@ std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
     std::reverse(ranked.begin(), ranked.end()); // ascending, the best last
     std::string history;
     for (const Seen *s : ranked)
-      history += fmt::format("score: {}\n```{}\n{}\n```\n\n", scoreText(s->ok, s->score), fence_, s->text);
+      history += fmt::format("score: {}\n```{}\n{}\n```\n\n", scoreText(s->ok, s->score), fence_, codec_->show(s->text));
     values["history"] = history;
   }
   if (shots_ > 0) {
     std::string examples;
     for (size_t i = 0; i < options_.examples.size() && i < static_cast<size_t>(shots_); ++i)
       examples += fmt::format("### Example {}: {}\n```{}\n{}\n```\n\n", i + 1, options_.examples[i].label, fence_,
-                              options_.examples[i].text);
+                              codec_->show(options_.examples[i].text));
     values["examples"] = examples;
   }
   return values;
@@ -136,56 +181,142 @@ support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
   for (const auto *t : {&system, &body, &repair, &duplicate})
     if (!*t)
       return t->error();
+  Prepared p{*repair, *duplicate, *body, std::nullopt, system->text, {}, start_, nullptr};
+  if (options_.mode == "two-agent") {
+    if (!codec_->hasInsight())
+      return support::Error{fmt::format("the {} domain has no two-agent mode", folder)};
+    auto insight = llm::loadTemplate(folder, "insight", options_.promptDirs);
+    if (!insight)
+      return insight.error();
+    p.insight = *insight;
+  }
   auto values = codec_->promptValues();
   if (!values)
     return values.error();
+  // The candidate a reply changes: the best so far (trace, opro), the start (K-shot samples).
+  if (shots_ < 0 && (best_ || !seen_.empty())) {
+    const Seen &base = best_ ? seen_[*best_] : seen_.front();
+    p.base = base.text;
+    p.feedback = base.feedback;
+  }
+  for (auto &[key, value] : codec_->baseValues(p.base, p.feedback))
+    (*values)[key] = std::move(value);
   for (auto &[key, value] : optimizerValues())
     (*values)[key] = std::move(value); // the optimizer's own values win: a domain cannot shadow {{score}}
-  auto prompt = llm::render(*body, *values);
-  if (!prompt)
-    return prompt.error();
-  return Prepared{*repair, *duplicate, {{"system", system->text}, {"user", *prompt}}};
+  (*values)["insight"] = codec_->singleCallInsight();
+  p.values = std::move(*values);
+  // Render now, so that a template with a hole stops the agent before any request goes out.
+  for (const llm::Template *t : {&p.body, p.insight ? &*p.insight : nullptr})
+    if (t)
+      if (auto text = llm::render(*t, p.values); !text)
+        return text.error();
+  return p;
+}
+
+void LlmOptimizer::Conversation::add(const std::string &role, const std::string &content, bool measured) {
+  messages.push_back({role, content});
+  key.push_back({role, measured && role != "assistant" ? maskNumbers(content) : content});
+}
+
+std::map<std::string, std::string> LlmOptimizer::masked(std::map<std::string, std::string> values) const {
+  for (const auto &name : measured_)
+    if (auto it = values.find(name); it != values.end())
+      it->second = maskNumbers(it->second);
+  return values;
+}
+
+bool LlmOptimizer::chatInto(llm::ChatRequest &request, Conversation &conversation, LlmExchange &ex) const {
+  request.messages = conversation.messages;
+  if (!measured_.empty())
+    request.keyMessages = conversation.key;
+  auto reply = client_.chat(request);
+  if (!reply) {
+    ex.error = reply.error().message;
+    return false;
+  }
+  ++ex.calls;
+  ex.cached = ex.cached && reply->cached;
+  ex.usage.promptTokens += reply->usage.promptTokens;
+  ex.usage.completionTokens += reply->usage.completionTokens;
+  ex.cost += reply->cost;
+  conversation.add("assistant", reply->content, false);
+  ex.finishReasons.push_back(reply->finishReason);
+  return true;
+}
+
+std::optional<std::string> LlmOptimizer::askInsight(const Prepared &prepared, llm::ChatRequest request,
+                                                    LlmExchange &ex) const {
+  Conversation c;
+  bool measured = !measured_.empty();
+  c.messages = {{"system", prepared.system}, {"user", *llm::render(*prepared.insight, prepared.values)}};
+  c.key = {{"system", prepared.system}, {"user", *llm::render(*prepared.insight, masked(prepared.values))}};
+  request.schema = codec_->insightSchema();
+  std::optional<std::string> out;
+  for (int round = 0;; ++round) {
+    if (!chatInto(request, c, ex))
+      break;
+    auto read = codec_->readInsight(c.messages.back().content);
+    if (read) {
+      ex.choice = std::move(read->second);
+      out = std::move(read->first);
+      break;
+    }
+    if (round >= options_.repairs) { // the code stage chooses for itself, as in a single call
+      ex.choice = {{"error", read.error().message}};
+      out = codec_->singleCallInsight();
+      break;
+    }
+    ++ex.repairs;
+    c.add("user",
+          fmt::format("Your reply could not be read: {}\nReply with one JSON object as asked above.",
+                      read.error().message),
+          measured);
+  }
+  ex.insight = std::move(c.messages);
+  return out;
 }
 
 std::optional<engine::Candidate> LlmOptimizer::converse(const Prepared &prepared, int64_t index,
                                                         LlmExchange &ex) const {
-  ex.messages = prepared.messages;
   llm::ChatRequest request;
   request.temperature = options_.temperature;
   request.maxTokens = options_.maxTokens;
   if (options_.seed)
     ex.seed = request.seed = *options_.seed + index;
   request.format = llm::Format::JsonSchema;
-  request.schema = {{"type", "object"},
-                    {"properties", {{name_, {{"type", "string"}}}, {"rationale", {{"type", "string"}}}}},
-                    {"required", {name_, "rationale"}},
-                    {"additionalProperties", false}};
-  std::string text, rationale;
-  for (int round = 0;; ++round) {
-    request.messages = ex.messages;
-    auto reply = client_.chat(request);
-    if (!reply) {
-      ex.error = reply.error().message;
+  std::map<std::string, std::string> values = prepared.values;
+  if (prepared.insight) { // (values["insight"] is the insight stage's reading: not a measurement)
+    auto insight = askInsight(prepared, request, ex);
+    if (!insight)
       return std::nullopt;
-    }
-    ++ex.calls;
-    ex.cached = ex.cached && reply->cached;
-    ex.usage.promptTokens += reply->usage.promptTokens;
-    ex.usage.completionTokens += reply->usage.completionTokens;
-    ex.cost += reply->cost;
-    ex.messages.push_back({"assistant", reply->content});
-    ex.finishReasons.push_back(reply->finishReason);
-    std::tie(text, rationale) = readReply(reply->content);
+    values["insight"] = *insight;
+  }
+  bool measured = !measured_.empty();
+  Conversation talk;
+  talk.messages = {{"system", prepared.system}, {"user", *llm::render(prepared.body, values)}};
+  talk.key = {{"system", prepared.system}, {"user", *llm::render(prepared.body, masked(values))}};
+  request.schema = codec_->replySchema();
+  LlmReading reading;
+  for (int round = 0;; ++round) {
+    bool answered = chatInto(request, talk, ex);
+    ex.messages = talk.messages;
+    if (!answered)
+      return std::nullopt;
+    reading = codec_->read(ex.messages.back().content, prepared.base, prepared.feedback);
     std::optional<std::string> followUp;
-    if (auto rejected = codec_->check(text)) {
+    std::optional<LlmRejection> rejected = reading.rejection;
+    if (!rejected)
+      rejected = codec_->check(reading.artifact);
+    if (rejected) {
       auto fix = llm::render(prepared.repair, {{"diagnostics", rejected->diagnostics}});
       followUp = fix ? *fix : rejected->plain;
-      if (reply->finishReason == "length")
+      if (ex.finishReasons.back() == "length")
         *followUp = fmt::format("Your reply was cut off at the token limit before the {0} was complete; reply with a "
                                 "shorter complete {0} (no explanations inside it).\n\n",
                                 name_) +
                     *followUp;
-    } else if (std::string hash = engine::contentHash(text); seenByHash_.count(hash) || pending_.count(hash)) {
+    } else if (std::string hash = engine::contentHash(reading.artifact);
+               seenByHash_.count(hash) || pending_.count(hash)) {
       std::string earlier = "is being evaluated";
       if (auto it = seenByHash_.find(hash); it != seenByHash_.end())
         earlier = "scored " + scoreText(seen_[it->second].ok, seen_[it->second].score);
@@ -195,13 +326,23 @@ std::optional<engine::Candidate> LlmOptimizer::converse(const Prepared &prepared
     if (!followUp || round >= options_.repairs)
       break;
     ++ex.repairs;
-    ex.messages.push_back({"user", *followUp});
+    talk.add("user", *followUp, measured);
   }
-  std::string why = rationale.empty() ? "no rationale given" : rationale;
+  std::string why = reading.rationale.empty() ? "no rationale given" : reading.rationale;
   const Seen *best = best_ ? &seen_[*best_] : nullptr;
-  engine::Candidate c = engine::Candidate::make(text, shots_ < 0 && best ? best->hash : std::string(),
+  // A reply that is no candidate at all is recorded as what the model said, refused with the reason.
+  bool refused = reading.rejection.has_value();
+  engine::Candidate c = engine::Candidate::make(refused && reading.artifact.empty() ? ex.messages.back().content
+                                                                                   : reading.artifact,
+                                                shots_ < 0 && best ? best->hash : std::string(),
                                                 fmt::format("llm ({}): {}", options_.optimizer, why));
+  if (refused)
+    c.refusal = reading.rejection->diagnostics.empty() ? reading.rejection->plain : reading.rejection->diagnostics;
   c.notes = ex.toJson(options_.optimizer);
+  if (options_.mode != "single")
+    c.notes["mode"] = options_.mode;
+  for (auto &[key, value] : reading.notes.items())
+    c.notes[key] = value;
   return c;
 }
 

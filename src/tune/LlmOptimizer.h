@@ -51,7 +51,11 @@ struct LlmOptimizerOptions {
   double temperature = 0.7;
   int maxTokens = 0; // per reply; 0: the server's default
   std::optional<int64_t> seed = 1; // sampling seed of the first request; request i sends seed + i
+  std::string mode = "single";     // single (one request per candidate) or two-agent (insight, then code)
 };
+
+/// A mode name: "single" or "two-agent".
+support::Expected<bool> checkMode(const std::string &mode);
 
 /// An optimizer name: "trace", "opro" or "K-shot" (K = 0..20). Returns K for K-shot, -1 otherwise.
 support::Expected<int> parseOptimizer(const std::string &name);
@@ -63,6 +67,8 @@ std::string feedbackText(const nlohmann::json &feedback);
 /// What the agent did on one request for a candidate: the store keeps it with the candidate.
 struct LlmExchange {
   std::vector<llm::Message> messages; // the conversation, replies included
+  std::vector<llm::Message> insight;  // two-agent mode: the insight stage's conversation
+  nlohmann::json choice;              // two-agent mode: what the insight stage chose (the codec's notes)
   llm::Usage usage;
   double cost = 0;
   int calls = 0;   // chat completions made (repairs included)
@@ -80,6 +86,16 @@ struct LlmRejection {
   std::string plain;       // sent instead when the repair template cannot be rendered
 };
 
+/// A reply as the domain reads it.
+struct LlmReading {
+  std::string artifact; // the candidate; with a rejection it may be empty (the reply is not a candidate)
+  std::string rationale;
+  nlohmann::json notes = nlohmann::json::object(); // recorded with the candidate (claims, alignment)
+  /// The reply cannot become a candidate (a diff that does not apply, an edit of a protected file):
+  /// sent back for repair; when the repairs are used up the reply is recorded as refused.
+  std::optional<LlmRejection> rejection;
+};
+
 /// The domain's side of the optimizer.
 class LlmCodec {
 public:
@@ -95,7 +111,36 @@ public:
   virtual support::Expected<std::map<std::string, std::string>> promptValues() const = 0;
   /// Why the candidate cannot be proposed as it is, or nullopt (thread-safe).
   virtual std::optional<LlmRejection> check(const std::string &artifact) const = 0;
+
+  /// The candidate as the model reads it (the current one, the history, examples); default: itself.
+  virtual std::string show(const std::string &artifact) const { return artifact; }
+  /// Template values of the candidate being improved and of its feedback (a kernel's files and
+  /// diagnostics); default: none.
+  virtual std::map<std::string, std::string> baseValues(const std::string &base,
+                                                        const nlohmann::json &baseFeedback) const;
+  /// The reply's JSON schema (structured output); default: {<artifactName>: string, rationale: string}.
+  virtual nlohmann::json replySchema() const;
+  /// Reads a reply into a candidate made from `base`; default: the <artifactName> field of a JSON
+  /// object, else a fenced block, else the whole text (thread-safe).
+  virtual LlmReading read(const std::string &content, const std::string &base,
+                          const nlohmann::json &baseFeedback) const;
+
+  /// Two-agent mode (an insight stage chooses what to change, a code stage writes it): whether the
+  /// domain has one (prompts <folder>/insight.md), the insight reply's schema, and its reading: the
+  /// text the code prompt shows as {{insight}} and the notes recorded; an error goes back to the model.
+  virtual bool hasInsight() const { return false; }
+  virtual nlohmann::json insightSchema() const { return nlohmann::json::object(); }
+  virtual support::Expected<std::pair<std::string, nlohmann::json>> readInsight(const std::string &content) const;
+  /// The {{insight}} value of a single-call prompt (one request chooses and writes); default: empty.
+  virtual std::string singleCallInsight() const { return {}; }
+  /// The template values that carry measurements (times, scores): their numbers are masked in the
+  /// cache key, so that a replay, which measures again, finds the replies. Default: none (a
+  /// deterministic evaluator; the prompt itself is the key).
+  virtual std::set<std::string> measuredValues() const { return {}; }
 };
+
+/// `text` with every number masked ("1.93x in 0.071 s" -> "#x in # s"): the cache key's view of a measurement.
+std::string maskNumbers(const std::string &text);
 
 class LlmOptimizer : public engine::Strategy {
 public:
@@ -108,20 +153,34 @@ public:
 
 private:
   struct Prepared {
-    llm::Template repair, duplicate;
-    std::vector<llm::Message> messages; // system and user
+    llm::Template repair, duplicate, body;
+    std::optional<llm::Template> insight; // two-agent mode
+    std::string system;
+    std::map<std::string, std::string> values;
+    std::string base;        // the candidate the reply changes
+    nlohmann::json feedback; // and its feedback
   };
   support::Expected<Prepared> prepare() const;
   /// One request and its follow-ups (thread-safe: reads the agent's state, writes only `ex`).
   std::optional<engine::Candidate> converse(const Prepared &prepared, int64_t index, LlmExchange &ex) const;
   std::map<std::string, std::string> optimizerValues() const;
-  std::pair<std::string, std::string> readReply(const std::string &content) const;
+  /// Two-agent mode: the insight stage; the {{insight}} text, or nullopt when no choice came back.
+  std::optional<std::string> askInsight(const Prepared &prepared, llm::ChatRequest request, LlmExchange &ex) const;
+  /// One chat completion on `conversation` (with its masked twin as the cache key when the domain
+  /// measures); the reply is appended to both.
+  struct Conversation {
+    std::vector<llm::Message> messages, key;
+    void add(const std::string &role, const std::string &content, bool measured);
+  };
+  bool chatInto(llm::ChatRequest &request, Conversation &conversation, LlmExchange &ex) const;
+  std::map<std::string, std::string> masked(std::map<std::string, std::string> values) const;
 
   std::unique_ptr<LlmCodec> codec_;
   std::string start_, startLabel_;
   llm::Client &client_;
   LlmOptimizerOptions options_;
-  std::string name_, fence_; // the codec's, read once
+  std::string name_, fence_;       // the codec's, read once
+  std::set<std::string> measured_; // the codec's measured values
   int shots_ = -1;           // K for K-shot, -1 for trace/opro
   bool started_ = false;
   int64_t requests_ = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <unistd.h>
 
@@ -318,6 +319,23 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   return report;
 }
 
+json evidenceAlignment(const std::vector<engine::Step> &steps) {
+  int64_t aligned = 0, claimed = 0;
+  std::set<std::string> counted; // a repeated candidate counts once
+  for (const auto &s : steps) {
+    const json &n = s.candidate.notes;
+    if (!n.is_object() || !n.contains("alignment") || !n["alignment"].is_object() ||
+        !n["alignment"].contains("aligned") || !n["alignment"]["aligned"].is_boolean() ||
+        !counted.insert(s.candidate.hash).second)
+      continue;
+    ++claimed;
+    aligned += n["alignment"]["aligned"].get<bool>() ? 1 : 0;
+  }
+  if (claimed == 0)
+    return nullptr;
+  return {{"aligned", aligned}, {"claimed", claimed}, {"rate", static_cast<double>(aligned) / claimed}};
+}
+
 json reportJson(const TuneReport &report, const TuneConfig &config) {
   const auto &o = report.outcome;
   json j{{"run_id", report.runId},
@@ -343,8 +361,10 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
   j["llm_calls"] = u.calls;
   if (config.agent == "llm")
     j["llm"] = {{"model", config.llm.client.model}, {"optimizer", config.llm.optimizer},
-                {"feedback", config.feedback}, {"cache", report.llmCache},
-                {"replay", config.llm.client.replay}};
+                {"mode", config.llm.mode},        {"feedback", config.feedback},
+                {"cache", report.llmCache},       {"replay", config.llm.client.replay}};
+  if (json a = evidenceAlignment(o.steps); !a.is_null())
+    j["evidence_alignment"] = a;
   return j;
 }
 
@@ -382,6 +402,10 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
                        config.llm.client.model, config.llm.optimizer, u.calls, u.promptTokens, u.completionTokens,
                        u.cost, config.llm.client.replay ? " (replayed)" : "");
   }
+  if (json a = evidenceAlignment(o.steps); !a.is_null())
+    out << fmt::format("evidence alignment: {} of {} candidates that named a diagnostic changed the code it points "
+                       "at ({:.0f}%)\n",
+                       a["aligned"].get<int64_t>(), a["claimed"].get<int64_t>(), 100 * a["rate"].get<double>());
 }
 
 } // namespace hone::tune

@@ -46,6 +46,9 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
 /// The run's summary as printed at the end of `hone tune` / `hone resume`.
 nlohmann::json reportJson(const TuneReport &report, const TuneConfig &config);
 void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &config, const std::string &db);
+/// How many candidates that named a diagnostic changed the code it points at (the notes' "alignment"
+/// of a code agent): {aligned, claimed, rate}; null when none named one.
+nlohmann::json evidenceAlignment(const std::vector<engine::Step> &steps);
 /// "1.234x" when scores are relative to a baseline, else the raw score.
 std::string scoreText(double score, const TuneConfig &config);
 

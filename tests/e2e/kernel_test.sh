@@ -66,7 +66,7 @@ check measure 0 "$HONE" kernel measure "$P" --knob UNROLL=4 --rounds 2
 expect_out measure "validated on seeds"
 expect_out measure "speedup"
 check measure-wrong 1 "$HONE" kernel measure "$P" --knob UNROLL=3 --rounds 1
-expect_err measure-wrong "wrong result on seed"
+expect_err measure-wrong "wrong result on input"
 check measure-bad-knob 2 "$HONE" kernel measure "$P" --knob UNROLLL=4
 expect_err measure-bad-knob "did you mean 'UNROLL'"
 

@@ -147,7 +147,11 @@ TEST(KernelEvaluator, ACorrectVariantIsValidatedAndTimed) {
   for (const char *m : {"time_s", "ci95_s", "repeats", "build_s", "stddev_s"})
     EXPECT_TRUE(r.metrics.count(m)) << m;
   EXPECT_GE(r.metrics.at("repeats"), 3);
-  EXPECT_NE(r.rawOutput.find("validated on seeds 1001, 1002, 1003"), std::string::npos) << r.rawOutput;
+  EXPECT_NE(r.rawOutput.find("validated on 3 seeded inputs"), std::string::npos) << r.rawOutput;
+  // The seeds are the user's to see (the profile), never part of what a model is told (the output).
+  for (uint64_t seed : ev.seeds())
+    EXPECT_EQ(r.rawOutput.find(std::to_string(seed)), std::string::npos) << r.rawOutput;
+  EXPECT_EQ(r.profile["validation"]["seeds"].size(), ev.seeds().size());
 }
 
 TEST(KernelEvaluator, AKnobValueThatBreaksTheResultIsRejected) {
@@ -156,8 +160,10 @@ TEST(KernelEvaluator, AKnobValueThatBreaksTheResultIsRejected) {
   ASSERT_TRUE(ev.prepare());
   auto r = ev.evaluate(p.variant("7", "0")); // 6000000 % 7 != 0: the remainder is dropped
   EXPECT_EQ(r.status, EvalStatus::Invalid);
-  EXPECT_NE(r.error.find("wrong result on seed 1001: output 0 is"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("wrong result on input 1 of 3: output 0 is"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("exact match required"), std::string::npos) << r.error;
+  for (uint64_t seed : ev.seeds())
+    EXPECT_EQ(r.error.find(std::to_string(seed)), std::string::npos) << r.error;
 }
 
 TEST(KernelEvaluator, OutputsThatIgnoreTheInputAreRejected) {

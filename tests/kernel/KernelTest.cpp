@@ -439,7 +439,7 @@ TEST(Diagnose, FailureRulesReadHonesOwnMessages) {
     return out;
   };
   EXPECT_TRUE(fired("k.c:12:5: error: 'x' undeclared").count("kernel-compile-error"));
-  EXPECT_TRUE(fired("wrong result on seed 1001: output 3 is 2.5, the reference's 2 (difference 0.5, allowed 2e-08)")
+  EXPECT_TRUE(fired("wrong result on input 1 of 3: output 3 is 2.5, the reference's 2 (difference 0.5, allowed 2e-08)")
                   .count("kernel-wrong-result"));
   EXPECT_TRUE(fired("outputs do not change with the input: seeds 1001 and 1002").count("kernel-constant-output"));
   EXPECT_TRUE(fired("seed 1001: timed out after 2.0 s").count("kernel-timeout"));

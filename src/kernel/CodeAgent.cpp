@@ -1,0 +1,556 @@
+#include "kernel/CodeAgent.h"
+
+#include "llm/Client.h"
+#include "llm/Prompt.h"
+#include "support/Diff.h"
+#include "support/StringUtil.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using tune::LlmReading;
+using tune::LlmRejection;
+
+namespace {
+
+LlmReading refuse(std::string why) {
+  LlmReading r;
+  r.rejection = LlmRejection{why, why};
+  return r;
+}
+
+std::string readText(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string withoutSpace(const std::string &text) {
+  std::string out;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += c;
+  return out;
+}
+
+/// "D3", "d3: cache misses", 3 -> "D3"; empty when it names no diagnostic.
+std::string diagnosticId(const json &j) {
+  if (j.is_number_integer())
+    return fmt::format("D{}", j.get<int64_t>());
+  if (!j.is_string())
+    return "";
+  std::string s = j.get<std::string>();
+  size_t at = 0;
+  while (at < s.size() && std::isspace(static_cast<unsigned char>(s[at])))
+    ++at;
+  if (at < s.size() && (s[at] == 'D' || s[at] == 'd'))
+    ++at;
+  std::string digits;
+  while (at < s.size() && std::isdigit(static_cast<unsigned char>(s[at])) && digits.size() < 6)
+    digits += s[at++];
+  return digits.empty() ? "" : "D" + digits;
+}
+
+std::vector<std::string> stringsOf(const json &j) {
+  std::vector<std::string> out;
+  if (j.is_array())
+    for (const auto &x : j)
+      if (std::string id = diagnosticId(x); !id.empty())
+        out.push_back(id);
+  return out;
+}
+
+std::string normalizedPath(std::string path) {
+  while (path.rfind("./", 0) == 0)
+    path = path.substr(2);
+  return path;
+}
+
+} // namespace
+
+std::vector<ShownDiagnostic> shownDiagnostics(const json &feedback) {
+  std::vector<ShownDiagnostic> out;
+  if (!feedback.is_object() || !feedback.contains("findings") || !feedback["findings"].is_array())
+    return out;
+  for (const auto &f : feedback["findings"]) {
+    if (!f.is_object() || !f.contains("explanation") || !f["explanation"].is_string())
+      continue; // the "exec" level shows no analysis
+    ShownDiagnostic d;
+    d.id = fmt::format("D{}", out.size() + 1);
+    d.rule = f.value("rule", "");
+    d.text = f["explanation"].get<std::string>();
+    if (f.contains("suggestion") && f["suggestion"].is_string())
+      d.text += " Suggestion: " + f["suggestion"].get<std::string>();
+    if (f.contains("subject") && f["subject"].is_object()) {
+      const json &s = f["subject"];
+      if (s.contains("file") && s["file"].is_string())
+        d.file = s["file"].get<std::string>();
+      if (s.contains("line") && s["line"].is_number_integer())
+        d.line = s["line"].get<int>();
+    }
+    if (f.contains("transformations") && f["transformations"].is_array())
+      for (const auto &t : f["transformations"])
+        if (t.is_string())
+          d.transformations.push_back(t.get<std::string>());
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::pair<int, int> enclosingBlock(const std::string &source, int line) {
+  // Brace depth at the start and end of every line, outside comments, strings and characters.
+  std::vector<int> startDepth{0}, endDepth;
+  int depth = 0;
+  enum { Code, LineComment, BlockComment, String, Char } state = Code;
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i], next = i + 1 < source.size() ? source[i + 1] : '\0';
+    if (c == '\n') {
+      endDepth.push_back(depth);
+      startDepth.push_back(depth);
+      if (state == LineComment)
+        state = Code;
+      continue;
+    }
+    switch (state) {
+    case Code:
+      if (c == '/' && next == '/')
+        state = LineComment;
+      else if (c == '/' && next == '*')
+        state = BlockComment, ++i;
+      else if (c == '"')
+        state = String;
+      else if (c == '\'')
+        state = Char;
+      else if (c == '{')
+        ++depth;
+      else if (c == '}')
+        depth = std::max(0, depth - 1);
+      break;
+    case BlockComment:
+      if (c == '*' && next == '/')
+        state = Code, ++i;
+      break;
+    case String:
+    case Char:
+      if (c == '\\')
+        ++i;
+      else if ((state == String && c == '"') || (state == Char && c == '\''))
+        state = Code;
+      break;
+    case LineComment: break;
+    }
+  }
+  endDepth.push_back(depth);
+  int lines = static_cast<int>(endDepth.size());
+  if (line < 1 || line > lines)
+    return {line, line};
+  auto at = [](const std::vector<int> &v, int l) { return v[static_cast<size_t>(l - 1)]; };
+  if (at(startDepth, line) == 0 && at(endDepth, line) == 0)
+    return {line, line};
+  int first = line, last = line;
+  while (first > 1 && at(startDepth, first) > 0)
+    --first;
+  while (last < lines && at(endDepth, last) > 0)
+    ++last;
+  return {first, last};
+}
+
+KernelCodec::KernelCodec(const Manifest &manifest, std::vector<Transformation> catalogue, std::string checkDir,
+                         std::vector<std::string> promptDirs, std::string machine)
+    : manifest_(manifest), catalogue_(std::move(catalogue)), checkDir_(std::move(checkDir)),
+      promptDirs_(std::move(promptDirs)), machine_(std::move(machine)) {}
+
+std::string KernelCodec::fence() const { return manifest_.language == "c" ? "c" : manifest_.language; }
+
+std::vector<Transformation> KernelCodec::relevant() const {
+  std::string target = manifest_.language == "cuda" ? "gpu" : "cpu";
+  std::vector<Transformation> out;
+  for (const auto &t : catalogue_)
+    if (t.target == target)
+      out.push_back(t);
+  return out;
+}
+
+const Transformation *KernelCodec::transformation(const std::string &id) const {
+  for (const auto &t : catalogue_)
+    if (t.id == id)
+      return &t;
+  return nullptr;
+}
+
+std::map<std::string, std::string> KernelCodec::editableFiles(const Variant &v) const {
+  std::map<std::string, std::string> out;
+  for (const auto &name : manifest_.editable) {
+    auto it = v.files.find(name);
+    out[name] = it != v.files.end() ? it->second : readText(fs::path(manifest_.dir) / name);
+  }
+  return out;
+}
+
+support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues() const {
+  for (const char *name : {"choose", "chosen"}) // the {{insight}} texts: checked before the first request
+    if (auto t = llm::loadTemplate("kernel", name, promptDirs_); !t)
+      return t.error();
+  std::string catalogue;
+  for (const auto &t : relevant())
+    catalogue += fmt::format("- {}: {}. {} Expected effect: {} Risk: {} ({})\n", t.id, t.name, t.changes, t.effect,
+                             t.risk, t.reference);
+  std::string knobs;
+  for (const auto &k : manifest_.knobs) {
+    std::vector<std::string> values;
+    for (const auto &v : k.values)
+      values.push_back(v.empty() ? "\"\" (unset)" : v);
+    knobs += fmt::format("- {} ({}{}): {}\n", k.name, toString(k.kind), k.doc.empty() ? "" : "; " + k.doc,
+                         fmt::join(values, ", "));
+  }
+  static const std::map<std::string, std::string> languages = {{"c", "C"}, {"cpp", "C++"}, {"cuda", "CUDA"}};
+  auto lang = languages.find(manifest_.language);
+  return std::map<std::string, std::string>{
+      {"project", manifest_.name},
+      {"language", lang != languages.end() ? lang->second : manifest_.language},
+      {"machine", machine_},
+      {"editable", fmt::format("{}", fmt::join(manifest_.editable, ", "))},
+      {"flags", manifest_.flags.empty() ? "(none)" : manifest_.flags},
+      {"knob_list", knobs.empty() ? "(the project has no knobs)\n" : knobs},
+      {"catalogue", catalogue},
+  };
+}
+
+std::string KernelCodec::show(const std::string &artifact) const {
+  auto v = parseVariant(manifest_, artifact);
+  if (!v)
+    return artifact;
+  auto files = editableFiles(*v);
+  if (files.size() == 1)
+    return files.begin()->second;
+  std::string out;
+  for (const auto &[name, text] : files)
+    out += fmt::format("// ==== file: {} ====\n{}{}", name, text, !text.empty() && text.back() != '\n' ? "\n" : "");
+  return out;
+}
+
+std::map<std::string, std::string> KernelCodec::baseValues(const std::string &base, const json &feedback) const {
+  std::string knobs = "(the project has no knobs)";
+  if (auto v = parseVariant(manifest_, base); v && !v->knobs.empty()) {
+    std::vector<std::string> parts;
+    for (const auto &[k, value] : v->knobs)
+      parts.push_back(fmt::format("{}={}", k, value.empty() ? "(unset)" : value));
+    knobs = fmt::format("{}", fmt::join(parts, ", "));
+  }
+  std::string diagnostics;
+  for (const auto &d : shownDiagnostics(feedback)) {
+    std::string where = d.file.empty() ? "" : d.line > 0 ? fmt::format(" at {}:{}", d.file, d.line) : " in " + d.file;
+    diagnostics += fmt::format("- {} [{}]{}: {}{}\n", d.id, d.rule, where, d.text,
+                               d.transformations.empty()
+                                   ? ""
+                                   : fmt::format(" Catalogue: {}.", fmt::join(d.transformations, ", ")));
+  }
+  if (diagnostics.empty())
+    diagnostics = feedback.is_object() && feedback.contains("findings") && !feedback["findings"].empty()
+                      ? "(not shown at this feedback level)\n"
+                      : "(none: the profile shows nothing above hone's thresholds, or it has not run yet)\n";
+  std::string execution = feedback.is_object() ? feedback.value("execution", std::string()) : std::string();
+  return {{"knobs", knobs}, {"diagnostics", diagnostics}, {"execution", execution.empty() ? "(not run yet)" : execution}};
+}
+
+json KernelCodec::replySchema() const {
+  json str{{"type", "string"}};
+  return {{"type", "object"},
+          {"properties",
+           {{"transformation", str},
+            {"addresses", {{"type", "array"}, {"items", str}}},
+            {"files",
+             {{"type", "array"},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"path", str}, {"content", str}}},
+                {"required", {"path", "content"}},
+                {"additionalProperties", false}}}}},
+            {"diff", str},
+            {"knobs",
+             {{"type", "array"},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"name", str}, {"value", str}}},
+                {"required", {"name", "value"}},
+                {"additionalProperties", false}}}}},
+            {"rationale", str}}},
+          {"required", {"transformation", "addresses", "files", "diff", "knobs", "rationale"}},
+          {"additionalProperties", false}};
+}
+
+json KernelCodec::alignment(const std::vector<std::string> &addresses, const json &baseFeedback,
+                            const std::map<std::string, std::string> &before,
+                            const std::map<std::string, std::string> &after) const {
+  std::vector<ShownDiagnostic> shown = shownDiagnostics(baseFeedback);
+  json checked = json::array();
+  bool any = false, aligned = false;
+  bool changedCode = before != after;
+  for (const std::string &id : addresses) {
+    auto d = std::find_if(shown.begin(), shown.end(), [&](const ShownDiagnostic &s) { return s.id == id; });
+    if (d == shown.end()) {
+      checked.push_back({{"diagnostic", id}, {"shown", false}});
+      continue;
+    }
+    any = true;
+    json c{{"diagnostic", id}, {"rule", d->rule}};
+    bool touched;
+    if (d->file.empty()) { // a whole-program finding (one core busy): any change answers it
+      touched = changedCode;
+      c["located"] = false;
+    } else if (auto b = before.find(d->file); b == before.end()) {
+      touched = false;
+      c["file"] = d->file;
+      c["why"] = "the diagnostic points at a file the variant may not change";
+    } else {
+      c["file"] = d->file;
+      std::vector<int> lines = support::changedLines(b->second, after.at(d->file));
+      if (d->line > 0) {
+        auto [first, last] = enclosingBlock(b->second, d->line);
+        c["line"] = d->line;
+        c["block"] = {first, last};
+        touched = std::any_of(lines.begin(), lines.end(), [&](int l) { return l >= first && l <= last; });
+      } else {
+        touched = !lines.empty();
+      }
+    }
+    c["touched"] = touched;
+    aligned = aligned || touched;
+    checked.push_back(std::move(c));
+  }
+  json out{{"checked", checked}};
+  if (!any) {
+    out["aligned"] = nullptr;
+    out["why"] = addresses.empty() ? "the reply names no diagnostic" : "the reply names no diagnostic it was shown";
+  } else {
+    out["aligned"] = aligned;
+    out["why"] = aligned ? "the change touches code a named diagnostic points at"
+                         : "the change touches none of the code the named diagnostics point at";
+  }
+  return out;
+}
+
+LlmReading KernelCodec::read(const std::string &content, const std::string &base, const json &baseFeedback) const {
+  auto baseVariant = parseVariant(manifest_, base);
+  if (!baseVariant)
+    return refuse("the candidate to change does not parse: " + baseVariant.error().message);
+  std::map<std::string, std::string> before = editableFiles(*baseVariant), after = before;
+  KnobValues knobs = baseVariant->knobs;
+  std::string editable = fmt::format("{}", fmt::join(manifest_.editable, ", "));
+
+  json reply = json::object();
+  if (auto j = llm::extractJson(content); j && j->is_object()) {
+    reply = *j;
+  } else if (auto diff = llm::extractCodeBlock(content, "diff")) {
+    reply["diff"] = *diff;
+  } else if (auto code = llm::extractCodeBlock(content, fence()); code && manifest_.editable.size() == 1) {
+    reply["files"] = json::array({{{"path", manifest_.editable.front()}, {"content", *code}}});
+  } else {
+    return refuse("The reply holds no JSON object (and no fenced diff or code block): reply with one JSON object "
+                  "with the fields transformation, addresses, files, diff, knobs and rationale.");
+  }
+  auto field = [&](const char *key) {
+    return reply.contains(key) && reply[key].is_string() ? reply[key].get<std::string>() : std::string();
+  };
+
+  // Complete files: only those the manifest lets a variant change.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (reply.contains("files")) {
+    const json &f = reply["files"];
+    if (f.is_array()) {
+      for (const auto &e : f)
+        if (e.is_object() && e.contains("path") && e["path"].is_string() && e.contains("content") &&
+            e["content"].is_string())
+          files.emplace_back(e["path"].get<std::string>(), e["content"].get<std::string>());
+        else
+          return refuse("Each entry of \"files\" must be an object {\"path\": ..., \"content\": ...}.");
+    } else if (f.is_object()) {
+      for (const auto &[path, e] : f.items())
+        if (e.is_string())
+          files.emplace_back(path, e.get<std::string>());
+    }
+  }
+  for (auto &[path, text] : files) {
+    path = normalizedPath(path);
+    if (!after.count(path))
+      return refuse(fmt::format("The reply changes '{}', which is not a file you may change: only {} may be edited "
+                                "(the build, the run and every other file are hone's). Change only those files.",
+                                path, editable));
+    after[path] = text;
+  }
+  // A unified diff, applied strictly to the current files.
+  if (std::string diff = field("diff"); !withoutSpace(diff).empty()) {
+    auto patches = support::splitPatch(diff);
+    if (!patches)
+      return refuse(fmt::format("The diff does not apply: {}. Give complete files in \"files\" instead, or a "
+                                "unified diff of the current files.",
+                                patches.error().message));
+    for (const auto &p : *patches) {
+      std::string path = normalizedPath(p.path);
+      if (path.empty() && manifest_.editable.size() == 1)
+        path = manifest_.editable.front();
+      if (!after.count(path))
+        return refuse(path.empty() ? fmt::format("The diff names no file; say which of {} it changes (--- a/FILE, "
+                                                 "+++ b/FILE).",
+                                                 editable)
+                                   : fmt::format("The diff changes '{}', which is not a file you may change: only {} "
+                                                 "may be edited.",
+                                                 path, editable));
+      auto applied = support::applyPatch(after[path], p.hunks);
+      if (!applied)
+        return refuse(fmt::format("The diff does not apply to {}: {}. Diff against the current code shown above, "
+                                  "or give the complete file in \"files\".",
+                                  path, applied.error().message));
+      after[path] = *applied;
+    }
+  }
+  // Knob values (the manifest's values only; the build and run commands stay hone's).
+  if (reply.contains("knobs")) {
+    auto set = [&](const std::string &name, const json &value) {
+      knobs[name] = value.is_string() ? value.get<std::string>() : value.dump();
+    };
+    if (reply["knobs"].is_array()) {
+      for (const auto &e : reply["knobs"])
+        if (e.is_object() && e.contains("name") && e["name"].is_string() && e.contains("value"))
+          set(e["name"].get<std::string>(), e["value"]);
+    } else if (reply["knobs"].is_object()) {
+      for (const auto &[name, value] : reply["knobs"].items())
+        set(name, value);
+    }
+  }
+
+  bool sameCode = true;
+  for (const auto &[path, text] : after)
+    sameCode = sameCode && withoutSpace(text) == withoutSpace(before[path]);
+  if (sameCode && knobs == baseVariant->knobs)
+    return refuse("The reply changes nothing but whitespace: the code and the knobs are those of the current kernel. "
+                  "Write a change that implements the transformation.");
+
+  Variant v;
+  v.knobs = knobs;
+  for (const auto &[path, text] : after)
+    if (text != readText(fs::path(manifest_.dir) / path)) // unchanged files stay the project's own
+      v.files[path] = text;
+  std::string artifact = renderVariant(v);
+  if (auto checked = parseVariant(manifest_, artifact); !checked)
+    return refuse(fmt::format("The variant is not valid: {}. Knob values must be among those listed.",
+                              checked.error().message));
+
+  LlmReading r;
+  r.artifact = std::move(artifact);
+  r.rationale = field("rationale");
+  std::string claimed = field("transformation");
+  std::vector<std::string> addresses = reply.contains("addresses") ? stringsOf(reply["addresses"]) : std::vector<std::string>{};
+  std::vector<std::string> changed;
+  for (const auto &[path, text] : after)
+    if (text != before[path])
+      changed.push_back(path);
+  r.notes["claims"] = {{"transformation", claimed},
+                       {"in_catalogue", transformation(claimed) != nullptr},
+                       {"addresses", addresses}};
+  r.notes["changed_files"] = changed;
+  r.notes["alignment"] = alignment(addresses, baseFeedback, before, after);
+  return r;
+}
+
+json KernelCodec::insightSchema() const {
+  json str{{"type", "string"}};
+  return {{"type", "object"},
+          {"properties",
+           {{"choices",
+             {{"type", "array"},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"transformation", str}, {"addresses", {{"type", "array"}, {"items", str}}}, {"why", str}}},
+                {"required", {"transformation", "addresses", "why"}},
+                {"additionalProperties", false}}}}}}},
+          {"required", {"choices"}},
+          {"additionalProperties", false}};
+}
+
+support::Expected<std::pair<std::string, json>> KernelCodec::readInsight(const std::string &content) const {
+  auto j = llm::extractJson(content);
+  if (!j || !j->is_object())
+    return support::Error{"the reply holds no JSON object {\"choices\": [...]}"};
+  json choices = j->contains("choices") ? (*j)["choices"] : json::array({*j});
+  if (!choices.is_array() || choices.empty())
+    return support::Error{"\"choices\" is empty: rank at least one transformation of the catalogue"};
+  json notes = json::array();
+  std::vector<std::string> ids;
+  for (const auto &t : relevant())
+    ids.push_back(t.id);
+  for (const auto &c : choices) {
+    std::string id = c.is_object() ? c.value("transformation", std::string()) : std::string();
+    if (!transformation(id)) {
+      auto close = support::closestMatch(id, ids);
+      return support::Error{fmt::format("'{}' is not a transformation of the catalogue{}; its entries are: {}", id,
+                                        close ? fmt::format(" (did you mean '{}'?)", *close) : "",
+                                        fmt::join(ids, ", "))};
+    }
+    notes.push_back({{"transformation", id},
+                     {"addresses", c.contains("addresses") ? stringsOf(c["addresses"]) : std::vector<std::string>{}},
+                     {"why", c.value("why", std::string())}});
+  }
+  const json &first = notes.front();
+  const Transformation &t = *transformation(first["transformation"].get<std::string>());
+  std::string ranking;
+  for (size_t i = 0; i < notes.size(); ++i)
+    ranking += fmt::format("{}. {} (answers {}): {}\n", i + 1, notes[i]["transformation"].get<std::string>(),
+                           notes[i]["addresses"].empty() ? "no diagnostic named"
+                                                         : fmt::format("{}", fmt::join(notes[i]["addresses"], ", ")),
+                           notes[i]["why"].get<std::string>());
+  auto chosen = llm::loadTemplate("kernel", "chosen", promptDirs_);
+  if (!chosen)
+    return chosen.error();
+  auto text = llm::render(*chosen, {{"transformation", t.id},
+                                    {"name", t.name},
+                                    {"changes", t.changes},
+                                    {"risk", t.risk},
+                                    {"reference", t.reference},
+                                    {"addresses", first["addresses"].empty()
+                                                      ? std::string("no diagnostic named")
+                                                      : fmt::format("{}", fmt::join(first["addresses"], ", "))},
+                                    {"why", first["why"].get<std::string>()},
+                                    {"ranking", ranking}});
+  if (!text)
+    return text.error();
+  return std::make_pair(*text, json{{"choices", notes}});
+}
+
+std::string KernelCodec::singleCallInsight() const {
+  auto t = llm::loadTemplate("kernel", "choose", promptDirs_);
+  if (!t)
+    return {};
+  auto text = llm::render(*t, {});
+  return text ? *text : std::string();
+}
+
+std::optional<LlmRejection> KernelCodec::check(const std::string &artifact) const {
+  auto v = parseVariant(manifest_, artifact);
+  if (!v)
+    return LlmRejection{v.error().message, v.error().message};
+  std::string dir = (fs::path(checkDir_) / engine::contentHash(artifact)).string();
+  BuildResult b = build(manifest_, *v, dir);
+  std::error_code ec;
+  fs::remove_all(dir, ec); // the evaluator builds it again where it runs it
+  if (b.ok)
+    return std::nullopt;
+  // Paths as the model knows them: the file names, not hone's folders.
+  std::string errors = support::replaceAll(firstCompilerErrors(b.log), dir + "/", "");
+  errors = support::replaceAll(errors, manifest_.dir + "/", "");
+  std::string why = fmt::format("The kernel does not compile ({}). The compiler's first errors:\n{}", b.error, errors);
+  return LlmRejection{why, why};
+}
+
+} // namespace hone::kernel
