@@ -352,7 +352,8 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
   json reply = json::object();
   if (auto j = llm::extractJson(content); j && j->is_object()) {
     reply = *j;
-  } else if (auto diff = llm::extractCodeBlock(content, "diff")) {
+  } else if (auto diff = llm::extractCodeBlock(content, "diff");
+             diff && (diff->rfind("@@ ", 0) == 0 || diff->rfind("--- ", 0) == 0 || diff->find("\n@@ ") != std::string::npos)) {
     reply["diff"] = *diff;
   } else if (auto code = llm::extractCodeBlock(content, fence()); code && manifest_.editable.size() == 1) {
     reply["files"] = json::array({{{"path", manifest_.editable.front()}, {"content", *code}}});

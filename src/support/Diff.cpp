@@ -38,14 +38,17 @@ std::vector<int> changedLines(const std::string &from, const std::string &to) {
   diff.onHuge();
   diff.compose();
   std::set<int> touched;
-  long lastA = 0; // the last line of `from` passed (kept or removed)
+  long lastA = 0;         // the last line of `from` passed (kept or removed)
+  bool replacing = false; // insertions right after removals replace them
   for (const auto &[line, info] : diff.getSes().getSequence()) {
     if (info.type == dtl::SES_DELETE) {
       touched.insert(static_cast<int>(info.beforeIdx));
       lastA = info.beforeIdx;
+      replacing = true;
     } else if (info.type == dtl::SES_COMMON) {
       lastA = info.beforeIdx;
-    } else { // an insertion after line lastA touches it and the next
+      replacing = false;
+    } else if (!replacing) { // a pure insertion after line lastA touches it and the next
       if (lastA > 0)
         touched.insert(static_cast<int>(lastA));
       if (lastA + 1 <= static_cast<long>(a.size()))
@@ -185,7 +188,7 @@ Expected<std::string> applyPatch(const std::string &text, const std::string &hun
     };
     long expected = std::max(0L, (h.oldStart > 0 ? h.oldStart - 1 : 0) + delta);
     std::optional<long> at;
-    long span = static_cast<long>(file.size());
+    long span = std::max(static_cast<long>(file.size()), expected) + 1;
     for (long d = 0; d <= span && !at; ++d) { // the nearest exact match, after the stated line first
       if (fits(expected + d))
         at = expected + d;

@@ -67,9 +67,18 @@ std::string maskNumbers(const std::string &text) {
       out += text[i++];
       continue;
     }
-    while (digit(i) || (i < text.size() && (text[i] == '.' || text[i] == 'e' || text[i] == 'E') && digit(i + 1)) ||
-           ((text[i] == '+' || text[i] == '-') && i > 0 && (text[i - 1] == 'e' || text[i - 1] == 'E') && digit(i + 1)))
-      ++i;
+    auto exponent = [&](size_t k) { // e5, e-5, E+5
+      return k < text.size() && (text[k] == 'e' || text[k] == 'E') &&
+             (digit(k + 1) || (k + 1 < text.size() && (text[k + 1] == '-' || text[k + 1] == '+') && digit(k + 2)));
+    };
+    while (i < text.size()) {
+      if (digit(i) || (text[i] == '.' && digit(i + 1)))
+        ++i;
+      else if (exponent(i))
+        i += digit(i + 1) ? 1 : 2;
+      else
+        break;
+    }
     out += '#';
   }
   return out;

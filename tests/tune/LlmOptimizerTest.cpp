@@ -9,7 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <set>
 
 namespace hone::tune {
 namespace {
@@ -138,6 +141,134 @@ TEST_F(LlmOptimizerTest, AMissingPromptStopsTheAgentWithTheReason) {
   EXPECT_EQ(outcome.steps.size(), 1u); // the start only
   EXPECT_NE(agent.stopReason().find("repair"), std::string::npos) << agent.stopReason();
   EXPECT_TRUE(server.requests.empty());
+}
+
+/// Reads "no:REASON" as a reply that is no candidate at all (a diff that does not apply).
+class RefusingCodec : public NumberCodec {
+public:
+  LlmReading read(const std::string &content, const std::string &base, const json &feedback) const override {
+    auto j = json::parse(content);
+    std::string n = j["number"];
+    if (n.rfind("no:", 0) == 0) {
+      LlmReading r;
+      r.rejection = LlmRejection{n.substr(3), n.substr(3)};
+      return r;
+    }
+    LlmReading r = NumberCodec::read(content, base, feedback);
+    r.notes["base"] = base; // what the reply was read against
+    return r;
+  }
+};
+
+TEST_F(LlmOptimizerTest, AReplyThatIsNoCandidateIsRefusedWithItsReasonAndNeverEvaluated) {
+  server.then(FakeServer::reply(answer("no:the diff does not apply")));
+  server.then(FakeServer::reply(answer("no:the diff still does not apply")));
+  server.then(FakeServer::reply(answer("60")));
+  LlmOptimizerOptions o = options();
+  o.repairs = 1;
+  LlmOptimizer agent(std::make_unique<RefusingCodec>(), "7", "a small number", *client, o);
+  auto outcome = run(agent, 3); // std::stod in the evaluator would throw on a refused reply
+  ASSERT_EQ(outcome.steps.size(), 3u);
+  const engine::Step &refused = outcome.steps[1];
+  EXPECT_EQ(refused.result.status, engine::EvalStatus::Rejected);
+  EXPECT_EQ(refused.result.error, "the diff still does not apply");
+  EXPECT_NE(refused.candidate.artifact.find("no:the diff still"), std::string::npos); // what the model said
+  EXPECT_EQ(std::string(server.requests[1]["messages"][3]["content"]), "Fix it: the diff does not apply");
+  EXPECT_EQ(outcome.steps[2].candidate.artifact, "60");
+  EXPECT_EQ(outcome.steps[2].candidate.notes["base"], "7"); // read against the best so far
+}
+
+/// The numbers as measured: the score and feedback are measurements, masked in the cache key.
+class MeasuredCodec : public NumberCodec {
+public:
+  std::set<std::string> measuredValues() const override { return {"score", "feedback", "last"}; }
+};
+
+TEST_F(LlmOptimizerTest, MeasuredNumbersAreMaskedInTheCacheKeySoARemeasuredRunReplays) {
+  fs::path cache = prompts / "cache.db";
+  auto runWith = [&](std::unique_ptr<LlmCodec> codec, double scale) {
+    llm::ClientConfig c;
+    c.baseUrl = server.url();
+    c.model = "test-model";
+    c.cachePath = cache.string();
+    auto made = llm::Client::make(c, nullptr, [](double) {});
+    EXPECT_TRUE(made.ok());
+    LlmOptimizer agent(std::move(codec), "7", "a small number", **made, options());
+    engine::PoolEvaluator pool(
+        [scale](const engine::Candidate &cand) {
+          engine::EvalResult r;
+          r.score = std::stod(cand.artifact) * scale; // a second measurement differs from the first
+          r.rawOutput = fmt::format("took {:.4f} s", 1 / r.score);
+          return r;
+        },
+        1);
+    engine::LoopOptions o;
+    o.budget = 2;
+    engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
+      return json{{"execution", r.rawOutput}};
+    };
+    return engine::runLoop(agent, pool, feedback, nullptr, o);
+  };
+  server.then(FakeServer::reply(answer("42")));
+  server.then(FakeServer::reply(answer("43")));
+  runWith(std::make_unique<MeasuredCodec>(), 0.010);
+  ASSERT_EQ(server.requests.size(), 1u);
+  auto again = runWith(std::make_unique<MeasuredCodec>(), 0.011); // measured again: other numbers, same key
+  EXPECT_EQ(server.requests.size(), 1u);
+  ASSERT_EQ(again.steps.size(), 2u);
+  EXPECT_EQ(again.steps[1].candidate.artifact, "42");
+  runWith(std::make_unique<NumberCodec>(), 0.012); // a deterministic domain: the prompt itself is the key
+  EXPECT_EQ(server.requests.size(), 2u);
+  EXPECT_EQ(maskNumbers("1.93x in 0.071 s, 5e-3 of 12 runs; D1"), "#x in # s, # of # runs; D#");
+}
+
+/// A domain with an insight stage: it picks a word, the code stage is told the pick.
+class InsightCodec : public NumberCodec {
+public:
+  std::string promptFolder() const override { return "toy2"; }
+  bool hasInsight() const override { return true; }
+  json insightSchema() const override { return {{"type", "object"}, {"required", {"pick"}}}; }
+  support::Expected<std::pair<std::string, json>> readInsight(const std::string &content) const override {
+    auto j = json::parse(content);
+    if (!j.contains("pick") || j["pick"] != "grow")
+      return support::Error{"pick one of: grow"};
+    return std::make_pair(std::string("Chosen: grow"), json{{"pick", "grow"}});
+  }
+  std::string singleCallInsight() const override { return "Choose yourself."; }
+};
+
+TEST_F(LlmOptimizerTest, TwoAgentsTheInsightStageChoosesAndTheCodeStageIsToldItsChoice) {
+  fs::create_directories(prompts / "toy2");
+  for (const char *name : {"system.md", "repair.md", "duplicate.md"})
+    fs::copy_file(prompts / "toy" / name, prompts / "toy2" / name);
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy2" / "trace.md").string(),
+                                           "Improve {{number}}. {{insight}}", nullptr));
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy2" / "insight.md").string(), "What for {{number}}?", nullptr));
+  server.then(FakeServer::reply(json{{"pick", "shrink"}}.dump())); // not an option: sent back
+  server.then(FakeServer::reply(json{{"pick", "grow"}}.dump()));
+  server.then(FakeServer::reply(answer("70")));
+  LlmOptimizerOptions o = options();
+  o.mode = "two-agent";
+  LlmOptimizer agent(std::make_unique<InsightCodec>(), "7", "a small number", *client, o);
+  auto outcome = run(agent, 2);
+  ASSERT_EQ(outcome.steps.size(), 2u);
+  ASSERT_EQ(server.requests.size(), 3u);
+  EXPECT_EQ(std::string(server.requests[0]["messages"][1]["content"]), "What for 7?");
+  EXPECT_NE(std::string(server.requests[1]["messages"][3]["content"]).find("pick one of: grow"), std::string::npos);
+  EXPECT_EQ(std::string(server.requests[2]["messages"][1]["content"]), "Improve 7. Chosen: grow");
+  const json &notes = outcome.steps[1].candidate.notes;
+  EXPECT_EQ(notes["mode"], "two-agent");
+  EXPECT_EQ(notes["insight"]["choice"]["pick"], "grow");
+  EXPECT_EQ(notes["calls"], 3);
+  // The single mode does not ask for insight; the codec's own words stand in.
+  server.then(FakeServer::reply(answer("71")));
+  LlmOptimizer single(std::make_unique<InsightCodec>(), "7", "a small number", *client, options());
+  run(single, 2);
+  EXPECT_EQ(std::string(server.requests.back()["messages"][1]["content"]), "Improve 7. Choose yourself.");
+  // A domain without an insight stage has no two-agent mode.
+  LlmOptimizer none(std::make_unique<NumberCodec>(), "7", "a small number", *client, o);
+  run(none, 2);
+  EXPECT_NE(none.stopReason().find("no two-agent mode"), std::string::npos) << none.stopReason();
 }
 
 } // namespace

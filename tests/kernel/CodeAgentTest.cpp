@@ -1,0 +1,234 @@
+// The kernel domain's side of the LLM code agent (KernelCodec), on a small C
+// project in a temporary folder: replies as complete files, as diffs, as a
+// bare code block; the guards (a protected file, a diff that does not apply,
+// a whitespace-only change, a knob value the manifest does not list, code that
+// does not compile); evidence alignment against the diagnostics' locations;
+// the insight stage's reading; what the model is shown.
+#include "kernel/CodeAgent.h"
+
+#include "support/FileUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+namespace hone::kernel {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const char *kSource = R"(/* sum of squares, blocked by TILE */
+#include <stdio.h>
+#include "protected.h"
+#ifndef TILE
+#define TILE 4
+#endif
+
+static double work(int n) {
+  double s = 0; /* { not a brace that counts } */
+  for (int i = 0; i < n; ++i)
+    s += (double)i * i;
+  return s;
+}
+
+int main(void) {
+  printf("%.1f\n", work(1000) + BIAS);
+  return 0;
+}
+)";
+
+struct CodeAgentTest : ::testing::Test {
+  fs::path dir = fs::temp_directory_path() / ("hone-codeagent-" + std::to_string(::getpid()));
+  Manifest m;
+  std::unique_ptr<KernelCodec> codec;
+
+  void SetUp() override {
+    fs::create_directories(dir);
+    auto write = [&](const char *name, const std::string &text) {
+      ASSERT_TRUE(support::writeFileAtomically((dir / name).string(), text, nullptr));
+    };
+    write("k.c", kSource);
+    write("protected.h", "#define BIAS 0.0\n");
+    write("hone.toml", R"toml([project]
+name = "k"
+language = "c"
+sources = ["k.c"]
+[build]
+command = "cc {cflags} {defines} {includes} {sources} -o {out}"
+flags = "-O1"
+[run]
+command = "{exe}"
+[[knob]]
+name = "TILE"
+kind = "define"
+values = [4, 8, 16]
+default = 4
+)toml");
+    auto loaded = loadManifest(dir.string());
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    m = *loaded;
+    auto catalogue = loadCatalogue();
+    ASSERT_TRUE(catalogue) << catalogue.error().message;
+    codec = std::make_unique<KernelCodec>(m, *catalogue, (dir / "check").string(), std::vector<std::string>{},
+                                          "a test machine");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string start() const { return renderVariant(referenceVariant(m)); }
+  static std::string files(const std::string &path, const std::string &content, const std::string &transformation = "unroll",
+                           json addresses = json::array({"D1"})) {
+    return json{{"transformation", transformation},
+                {"addresses", addresses},
+                {"files", json::array({{{"path", path}, {"content", content}}})},
+                {"diff", ""},
+                {"knobs", json::array()},
+                {"rationale", "why not"}}
+        .dump();
+  }
+  static std::string replaced(const std::string &from, const std::string &to) {
+    std::string s = kSource;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  }
+  /// Feedback whose one finding points at the loop's line in work().
+  static json feedback(bool explained = true) {
+    json f{{"rule", "kernel-dependency-chain"},
+           {"severity", "warning"},
+           {"evidence", "a chain"},
+           {"subject", {{"file", "k.c"}, {"line", 11}}},
+           {"transformations", {"multiple-accumulators"}}};
+    if (explained)
+      f["explanation"] = "The loop at k.c:11 waits on its sum.";
+    return {{"execution", "validated; median 0.5 s"}, {"findings", json::array({f})}};
+  }
+};
+
+TEST_F(CodeAgentTest, CompleteFilesBecomeAVariantWithTheClaimsAndTheirAlignment) {
+  std::string unrolled = replaced("s += (double)i * i;", "s += (double)i * i; /* unrolled below */");
+  auto r = codec->read(files("k.c", unrolled), start(), feedback());
+  ASSERT_FALSE(r.rejection) << r.rejection->diagnostics;
+  auto v = parseVariant(m, r.artifact);
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_EQ(v->files.at("k.c"), unrolled);
+  EXPECT_EQ(r.rationale, "why not");
+  EXPECT_EQ(r.notes["claims"]["transformation"], "unroll");
+  EXPECT_EQ(r.notes["claims"]["in_catalogue"], true);
+  EXPECT_EQ(r.notes["changed_files"], json::array({"k.c"}));
+  EXPECT_EQ(r.notes["alignment"]["aligned"], true) << r.notes.dump(2);
+  EXPECT_EQ(r.notes["alignment"]["checked"][0]["block"], json::array({8, 13})); // work(), the comment's brace ignored
+}
+
+TEST_F(CodeAgentTest, AChangeAwayFromTheDiagnosticsCodeIsNotAligned) {
+  auto away = codec->read(files("k.c", replaced("work(1000)", "work(999 + 1)")), start(), feedback());
+  ASSERT_FALSE(away.rejection);
+  EXPECT_EQ(away.notes["alignment"]["aligned"], false);
+  auto none = codec->read(files("k.c", replaced("work(1000)", "work(999 + 1)"), "unroll", json::array()), start(),
+                          feedback());
+  EXPECT_TRUE(none.notes["alignment"]["aligned"].is_null()); // it names no diagnostic
+  auto unknown = codec->read(files("k.c", replaced("work(1000)", "work(999 + 1)"), "tiling-magic"), start(),
+                             feedback());
+  EXPECT_EQ(unknown.notes["claims"]["in_catalogue"], false);
+}
+
+TEST_F(CodeAgentTest, ADiffAppliesToTheCurrentBestAndOneThatDoesNotIsRefusedWithTheHunk) {
+  std::string diff = "--- a/k.c\n+++ b/k.c\n@@ -11,1 +11,1 @@\n-    s += (double)i * i;\n+    s += (double)i * (double)i;\n";
+  json reply{{"transformation", "unroll"}, {"addresses", {"D1"}}, {"files", json::array()}, {"diff", diff},
+             {"knobs", json::array()}, {"rationale", "x"}};
+  auto r = codec->read(reply.dump(), start(), feedback());
+  ASSERT_FALSE(r.rejection) << r.rejection->diagnostics;
+  EXPECT_NE(parseVariant(m, r.artifact)->files.at("k.c").find("(double)i * (double)i"), std::string::npos);
+  // The same diff against that result no longer applies.
+  auto again = codec->read(reply.dump(), r.artifact, feedback());
+  ASSERT_TRUE(again.rejection);
+  EXPECT_NE(again.rejection->diagnostics.find("does not apply to k.c: hunk 1"), std::string::npos)
+      << again.rejection->diagnostics;
+}
+
+TEST_F(CodeAgentTest, EditsOfProtectedFilesWhitespaceAndUnlistedKnobValuesAreRefused) {
+  auto header = codec->read(files("protected.h", "#define BIAS 1.0\n"), start(), feedback());
+  ASSERT_TRUE(header.rejection);
+  EXPECT_NE(header.rejection->diagnostics.find("'protected.h', which is not a file you may change: only k.c"),
+            std::string::npos)
+      << header.rejection->diagnostics;
+  auto escape = codec->read(files("../k.c", kSource), start(), feedback());
+  EXPECT_TRUE(escape.rejection);
+  auto blank = codec->read(files("k.c", replaced("  return 0;", "\n    return   0;")), start(), feedback());
+  ASSERT_TRUE(blank.rejection);
+  EXPECT_NE(blank.rejection->diagnostics.find("nothing but whitespace"), std::string::npos);
+  json knobs{{"transformation", "loop-tiling"}, {"addresses", json::array()}, {"files", json::array()},
+             {"diff", ""}, {"knobs", {{{"name", "TILE"}, {"value", "8"}}}}, {"rationale", "bigger tiles"}};
+  auto tile = codec->read(knobs.dump(), start(), feedback());
+  ASSERT_FALSE(tile.rejection) << tile.rejection->diagnostics;
+  EXPECT_EQ(parseVariant(m, tile.artifact)->knobs.at("TILE"), "8");
+  knobs["knobs"][0]["value"] = "12";
+  auto unlisted = codec->read(knobs.dump(), start(), feedback());
+  ASSERT_TRUE(unlisted.rejection);
+  EXPECT_NE(unlisted.rejection->diagnostics.find("TILE"), std::string::npos) << unlisted.rejection->diagnostics;
+  auto prose = codec->read("I would unroll it.", start(), feedback());
+  ASSERT_TRUE(prose.rejection);
+  EXPECT_NE(prose.rejection->diagnostics.find("no JSON object"), std::string::npos);
+}
+
+TEST_F(CodeAgentTest, ABareCodeBlockIsTheOneEditableFile) {
+  std::string code = replaced("return 0;", "return 0; /* done */");
+  auto r = codec->read("Here:\n```c\n" + code + "```\n", start(), feedback());
+  ASSERT_FALSE(r.rejection) << r.rejection->diagnostics;
+  EXPECT_EQ(parseVariant(m, r.artifact)->files.at("k.c"), code);
+}
+
+TEST_F(CodeAgentTest, CodeThatDoesNotCompileGoesBackWithTheCompilersErrorsAndNoFolders) {
+  auto broken = codec->read(files("k.c", replaced("return s;", "return s")), start(), feedback());
+  ASSERT_FALSE(broken.rejection);
+  auto why = codec->check(broken.artifact);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->diagnostics.find("does not compile"), std::string::npos) << why->diagnostics;
+  EXPECT_NE(why->diagnostics.find("k.c:"), std::string::npos) << why->diagnostics;
+  EXPECT_EQ(why->diagnostics.find(dir.string()), std::string::npos) << why->diagnostics;
+  auto fine = codec->read(files("k.c", replaced("return 0;", "return 0; /* ok */")), start(), feedback());
+  EXPECT_FALSE(codec->check(fine.artifact));
+}
+
+TEST_F(CodeAgentTest, TheModelIsShownTheFilesTheKnobsAndNumberedDiagnosticsAsTheLevelAllows) {
+  EXPECT_EQ(codec->show(start()), kSource);
+  auto values = codec->baseValues(start(), feedback());
+  EXPECT_EQ(values.at("knobs"), "TILE=4");
+  EXPECT_NE(values.at("diagnostics").find("- D1 [kernel-dependency-chain] at k.c:11: The loop at k.c:11 waits"),
+            std::string::npos)
+      << values.at("diagnostics");
+  EXPECT_NE(values.at("diagnostics").find("Catalogue: multiple-accumulators."), std::string::npos);
+  auto exec = codec->baseValues(start(), feedback(false));
+  EXPECT_EQ(exec.at("diagnostics"), "(not shown at this feedback level)\n");
+  EXPECT_TRUE(shownDiagnostics(feedback(false)).empty());
+  auto prompt = codec->promptValues();
+  ASSERT_TRUE(prompt) << prompt.error().message;
+  EXPECT_EQ(prompt->at("editable"), "k.c");
+  EXPECT_NE(prompt->at("catalogue").find("- loop-tiling: "), std::string::npos);
+  EXPECT_EQ(prompt->at("catalogue").find("coalescing"), std::string::npos); // GPU entries are not a C program's
+}
+
+TEST_F(CodeAgentTest, TheInsightStageNamesCatalogueEntriesOrIsToldWhichExist) {
+  auto typo = codec->readInsight(R"({"choices": [{"transformation": "loop-tilling", "addresses": ["D1"], "why": "x"}]})");
+  ASSERT_FALSE(typo);
+  EXPECT_NE(typo.error().message.find("did you mean 'loop-tiling'"), std::string::npos) << typo.error().message;
+  auto ok = codec->readInsight(
+      R"({"choices": [{"transformation": "multiple-accumulators", "addresses": ["D1"], "why": "the chain"}]})");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_NE(ok->first.find("(multiple-accumulators)"), std::string::npos) << ok->first;
+  EXPECT_NE(ok->first.find("answering D1"), std::string::npos) << ok->first;
+  EXPECT_EQ(ok->second["choices"][0]["transformation"], "multiple-accumulators");
+  EXPECT_FALSE(codec->readInsight("no json"));
+  EXPECT_FALSE(codec->readInsight(R"({"choices": []})"));
+}
+
+TEST(EnclosingBlock, BracesInCommentsStringsAndCharactersDoNotCount) {
+  std::string src = "int g;\nvoid f() {\n  const char *s = \"}\";\n  char c = '{';\n  // }\n  g = 1;\n}\nint h;\n";
+  EXPECT_EQ(enclosingBlock(src, 6), std::make_pair(2, 7));
+  EXPECT_EQ(enclosingBlock(src, 1), std::make_pair(1, 1));
+  EXPECT_EQ(enclosingBlock(src, 8), std::make_pair(8, 8));
+  EXPECT_EQ(enclosingBlock(src, 99), std::make_pair(99, 99));
+}
+
+} // namespace
+} // namespace hone::kernel
