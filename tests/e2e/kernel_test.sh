@@ -182,7 +182,7 @@ check tune-no-subject 2 "$HONE" tune --db "$TMP/b.db"
 expect_err tune-no-subject "--app APP"
 check tune-both 2 "$HONE" tune --app circuit --kernel "$P"
 check tune-kernel-llm 2 "$HONE" tune --kernel "$P" --agent llm --db "$TMP/b.db"
-expect_err tune-kernel-llm "is not one of guided"
+expect_err tune-kernel-llm "the LLM endpoint is not set"  # the code agent needs a model (tests/e2e/kernel_llm_test.sh)
 
 # Hostile paths and files: a folder named with spaces and $(...) (substituted once and quoted, never
 # run), a device where the manifest should be, TOML nested past the parser's limit, an inf output.
