@@ -219,6 +219,7 @@ support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues(
   return std::map<std::string, std::string>{
       {"project", manifest_.name},
       {"language", lang != languages.end() ? lang->second : manifest_.language},
+      {"fence", fence()},
       {"machine", machine_},
       {"editable", fmt::format("{}", fmt::join(manifest_.editable, ", "))},
       {"flags", manifest_.flags.empty() ? "(none)" : manifest_.flags},

@@ -61,6 +61,19 @@ std::string projectRelative(const Manifest &m, const std::string &path) {
   return r;
 }
 
+/// The same for a variant profiled in `dir`: an edited file is compiled from the variant's build
+/// folder under `dir`, and stands for the project's file of that name.
+std::string variantRelative(const Manifest &m, const Variant &v, const std::string &dir, const std::string &path) {
+  std::error_code ec;
+  std::string abs = fs::weakly_canonical(fs::absolute(path, ec), ec).string();
+  std::string root = fs::weakly_canonical(fs::absolute(dir, ec), ec).string() + "/";
+  if (abs.rfind(root, 0) == 0)
+    for (const auto &[name, text] : v.files)
+      if (abs.size() > name.size() && abs.compare(abs.size() - name.size() - 1, std::string::npos, "/" + name) == 0)
+        return name;
+  return projectRelative(m, path);
+}
+
 std::string firstLines(const std::string &text, size_t n) {
   std::string out;
   size_t at = 0;
@@ -117,7 +130,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             auto keep = [&](std::vector<CostLine> &lines) {
               std::vector<CostLine> mine;
               for (auto &c : lines) {
-                std::string rel = projectRelative(m, c.file);
+                std::string rel = variantRelative(m, v, dir, c.file);
                 if (rel.empty())
                   continue;
                 c.file = rel;
@@ -191,7 +204,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
     }
     if (ran) {
       for (auto &r : remarks) {
-        std::string rel = projectRelative(m, r.file);
+        std::string rel = variantRelative(m, v, dir, r.file);
         if (rel.empty() || r.kind == "note")
           continue;
         r.file = rel;

@@ -215,6 +215,10 @@ support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
   (*values)["insight"] = codec_->singleCallInsight();
   p.values = std::move(*values);
   // Render now, so that a template with a hole stops the agent before any request goes out.
+  auto systemText = llm::render(*system, p.values);
+  if (!systemText)
+    return systemText.error();
+  p.system = *systemText;
   for (const llm::Template *t : {&p.body, p.insight ? &*p.insight : nullptr})
     if (t)
       if (auto text = llm::render(*t, p.values); !text)

@@ -134,6 +134,8 @@ if part agent; then
   expect_eq tiled-best "$(jq_py "$TMP/agent-report.json" "j['best_step']")" 1
   expect_eq tiled-claim "$(step_field 1 1 "j['agent_notes']['claims']['transformation']")" loop-tiling
   expect_eq tiled-aligned "$(step_field 1 1 "j['agent_notes']['alignment']['aligned']")" True
+  # Its profile names the edited file as the project's, not the folder it was built in.
+  expect_eq tiled-paths "$(step_field 1 1 "'transpose.c:' in json.dumps(j['feedback']) and '.hone' not in json.dumps(j['feedback'])")" True
   expect_eq tiled-d1 "$(request_field 1 "'D1 [kernel-cache-misses] at transpose.c:' in r['body']['messages'][1]['content']")" True
   # 2: the reply that did not compile went back with the compiler's errors; the repair computes wrongly.
   expect_eq repair-errors "$(request_field 3 "'does not compile' in r['body']['messages'][-1]['content'] and 'error' in r['body']['messages'][-1]['content']")" True
