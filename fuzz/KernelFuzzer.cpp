@@ -1,12 +1,15 @@
 // libFuzzer targets over the kernel domain's parsers, one binary each
 // (HONE_FUZZ_PARSER selects): the manifest, a variant, and every profiler
-// report hone reads. Each parser must return a value or an error on any
+// report hone reads, and what the LLM code agent reads from a model: unified
+// diffs (split and applied strictly) and whole replies. Each parser must return a value or an error on any
 // input -- never crash, hang, leak or trip a sanitizer -- and what it
 // returns must be usable (the diagnosis runs on every profile it yields).
+#include "kernel/CodeAgent.h"
 #include "kernel/Diagnose.h"
 #include "kernel/Manifest.h"
 #include "kernel/Profile.h"
 #include "kernel/Runner.h"
+#include "support/Diff.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +66,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #elif HONE_FUZZ_PARSER == 7
   if (auto k = parseNcuCsv(text))
     p.ncu = *k;
+#elif HONE_FUZZ_PARSER == 8
+  static const std::string file = "int main() {\n  int a = 1;\n  return a;\n}\n";
+  if (auto parts = hone::support::splitPatch(text))
+    for (const auto &part : *parts)
+      if (auto applied = hone::support::applyPatch(file, part.hunks))
+        (void)hone::support::changedLines(file, *applied);
+  (void)enclosingBlock(text, 3);
+  return 0;
+#elif HONE_FUZZ_PARSER == 9
+  static const KernelCodec codec(fixedManifest(), {}, "/nonexistent/hone-fuzz", {}, "fuzz");
+  static const std::string base = renderVariant(referenceVariant(fixedManifest()));
+  nlohmann::json feedback{{"findings", {{{"rule", "r"}, {"explanation", "x"}, {"subject", {{"file", "k.c"}, {"line", 2}}}}}}};
+  (void)codec.read(text, base, feedback);
+  (void)codec.readInsight(text);
+  return 0;
 #endif
   (void)diagnose(p);
   (void)toJson(p);
