@@ -65,7 +65,8 @@ void addEvalCommand(CLI::App &app, Action &action) {
   cmd->add_option("--task", opts->task, "Task name")->required();
   cmd->add_option("--space", opts->space, "Launch domain extents, e.g. 8 or 4,4 (omit for a single task)");
   cmd->add_option("--point", opts->point, "The point in the launch domain, e.g. 5 or 1,2");
-  cmd->add_flag("--all-points", opts->allPoints, "Place every point of the launch domain");
+  cmd->add_flag("--all-points", opts->allPoints, "Place every point of the launch domain")
+      ->excludes(cmd->get_option("--point"));
   cmd->add_option("--kind", opts->kind, "Processor kind the task runs on (default: from its Task statement)");
   cmd->add_option("--parent-proc", opts->parentProc,
                   "For a single task: the (node,processor) its parent runs on, e.g. 1,2");

@@ -21,7 +21,8 @@ void addFmtCommand(CLI::App &app, Action &action) {
   auto *cmd = app.add_subcommand("fmt", "Print a policy in canonical form");
   cmd->add_option("file", opts->file, "Policy file")->required();
   cmd->add_flag("-i,--in-place", opts->inPlace, "Rewrite the file instead of printing");
-  cmd->add_flag("--check", opts->check, "Exit 1 if the file is not in canonical form (prints nothing)");
+  cmd->add_flag("--check", opts->check,
+                "Exit 1, naming the file on stderr, if it is not in canonical form; silent when it is");
   cmd->callback([opts, &action] {
     action = [opts] {
       auto file = readSource(opts->file);

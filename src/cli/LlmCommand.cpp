@@ -53,7 +53,7 @@ void addLlmCheckCommand(CLI::App &app, Action &action) {
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("llm-check", "Check that an LLM endpoint answers, before a long run");
-  addLlmEndpointOptions(*cmd, opts->settings, "");
+  addLlmEndpointOptions(*cmd, opts->settings, "Endpoint"); // (an empty group would hide them from --help)
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
   cmd->callback([opts, &action, keyOption] {

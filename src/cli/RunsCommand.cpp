@@ -9,9 +9,11 @@
 #include "support/Diff.h"
 #include "support/FileUtil.h"
 #include "tune/LlmOptimizer.h"
+#include "tune/Session.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -217,12 +219,16 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
 }
 
 /// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
-void printStep(const store::RunInfo &run, const store::StepRecord &s) {
+void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, const store::StepRecord &s) {
+  double baseline = run.config.value("baseline", 0.0);
   std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
-                           s.status == "ok" ? fmt::format(", score {:.4g}", s.score) : ": " + s.error);
+                           s.status == "ok" ? ", score " + tune::scoreText(s.score, baseline) : ": " + s.error);
   std::cout << fmt::format("rationale: {}\n", s.rationale);
-  if (!s.parent.empty())
-    std::cout << fmt::format("derived from: {}\n", s.parent);
+  if (!s.parent.empty()) {
+    auto parent = std::find_if(steps.begin(), steps.end(), [&](const store::StepRecord &p) { return p.hash == s.parent; });
+    std::cout << (parent != steps.end() ? fmt::format("derived from: step {} ({})\n", parent->sequence, s.parent)
+                                        : fmt::format("derived from: {}\n", s.parent));
+  }
   std::cout << "\n--- " << artifactName(run) << " " << s.hash << " ---\n" << s.artifact;
   if (!s.artifact.empty() && s.artifact.back() != '\n')
     std::cout << "\n";
@@ -272,7 +278,7 @@ void addShowCommand(CLI::App &app, Action &action) {
         if (opts->json)
           std::cout << stepJson(*run, steps, static_cast<size_t>(*opts->step)).dump(2) << "\n";
         else
-          printStep(*run, steps[static_cast<size_t>(*opts->step)]);
+          printStep(*run, steps, steps[static_cast<size_t>(*opts->step)]);
         return kOk;
       }
       if (opts->json) {
@@ -315,8 +321,10 @@ void addShowCommand(CLI::App &app, Action &action) {
       std::cout << fmt::format("scores relative to {}\n", run->config.value("baseline_label", "?"));
       std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.evaluations, run->config.value("iterations", 0),
                                s.failures);
+      double baseline = run->config.value("baseline", 0.0);
       if (s.best)
-        std::cout << fmt::format("best: {:.4g} at step {}: {}\n", s.bestScore, *s.best, steps[*s.best].rationale);
+        std::cout << fmt::format("best: {} at step {}: {}\n", tune::scoreText(s.bestScore, baseline), *s.best,
+                                 steps[*s.best].rationale);
       if (auto u = opened->store->runUsage(run->id); u.calls > 0)
         std::cout << fmt::format("llm: {} calls, {} prompt + {} completion tokens, cost {:.4f} "
                                  "(hone export {} --jsonl has every prompt and reply)\n",
@@ -328,8 +336,9 @@ void addShowCommand(CLI::App &app, Action &action) {
           if (step.status == "ok")
             bestSoFar = std::max(bestSoFar, step.score);
           std::string what = step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error;
-          std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8.4g}  {}\n", step.sequence, step.status,
-                                   step.status == "ok" ? fmt::format("{:.4g}", step.score) : "-", bestSoFar, what);
+          std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8}  {}\n", step.sequence, step.status,
+                                   step.status == "ok" ? tune::scoreText(step.score, baseline) : "-",
+                                   tune::scoreText(bestSoFar, baseline), what);
         }
       } else {
         std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the {1})\n", run->id,

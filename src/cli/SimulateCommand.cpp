@@ -53,7 +53,7 @@ void addSimulateCommand(CLI::App &app, Action &action) {
   cmd->add_option("--size", opts->size, "Problem size (the app's size parameter; default: the app's)");
   cmd->add_option("--noise", opts->noise, "Log-normal measurement noise on the time (sigma, e.g. 0.05)")
       ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--seed", opts->seed, "Seed of the noise")->capture_default_str();
+  cmd->add_option("--seed", opts->seed, "Seed of the noise")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {

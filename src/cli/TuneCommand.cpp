@@ -35,14 +35,24 @@ int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t
   so.resumeRun = resume;
   so.bestFile = out;
   so.warn = [](const std::string &w) { std::cerr << "hone: warning: " << w << "\n"; };
+  // Progress on stderr: one line rewritten in place on a terminal, one line per evaluation elsewhere
+  // (a log, CI, nohup), with the time spent and, on the terminal, the time left at this pace.
   bool progress = !json && isatty(2);
-  if (progress)
-    so.onStep = [&config](const engine::Step &s, const engine::Progress &p) {
+  if (!json)
+    so.onStep = [&config, progress](const engine::Step &s, const engine::Progress &p) {
       std::string status(engine::toString(s.result.status));
-      std::cerr << fmt::format("\r\033[K[{}/{}] best {} | last: {}{}", p.evaluations, config.iterations,
-                               p.evaluations > p.failures ? tune::scoreText(p.bestScore, config) : "-", status,
-                               s.result.ok() ? " " + tune::scoreText(s.result.score, config) : "")
-                << std::flush;
+      std::string line = fmt::format("[{}/{}] best {} | last: {}{} | {:.0f} s", p.evaluations, config.iterations,
+                                     p.evaluations > p.failures ? tune::scoreText(p.bestScore, config) : "-",
+                                     status, s.result.ok() ? " " + tune::scoreText(s.result.score, config) : "",
+                                     p.elapsedS);
+      if (progress) {
+        if (p.evaluations > 0 && p.evaluations < config.iterations)
+          line += fmt::format(", about {:.0f} s left", p.elapsedS / static_cast<double>(p.evaluations) *
+                                                          static_cast<double>(config.iterations - p.evaluations));
+        std::cerr << "\r\033[K" << line << std::flush;
+      } else {
+        std::cerr << "hone: " << line << "\n";
+      }
     };
   // Ctrl-C or kill: the command in flight is stopped, the run kept as "interrupted" with its best.
   support::installInterruptHandlers();
@@ -91,7 +101,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp())->capture_default_str();
   cmd->add_option("--iterations", c.iterations, "Evaluations at most")->capture_default_str()->check(
       CLI::Range(size_t{1}, size_t{1000000}));
-  cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
   cmd->add_option("--out", opts->out, "Where to write the best mapper (default: beside the store, STORE-best-APP-runID.map)");
@@ -101,9 +111,10 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->capture_default_str();
   cmd->add_option("--rules", c.rules, "Extra AutoGuide rule files (TOML)");
   cmd->add_option("--noise", m.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds");
-  cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement");
-  cmd->add_option("--target", c.target, "Stop once the best score reaches this");
+  cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--target", c.target, "Stop once the best score reaches this")->check(CLI::PositiveNumber);
   cmd->add_option("--evaluator", m.evaluator, "model (default) or command (real builds and runs)")
       ->capture_default_str();
   cmd->add_option("--build", m.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
@@ -174,6 +185,13 @@ void addTuneCommand(CLI::App &app, Action &action) {
       for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
         if (o->count() > 0)
           std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent llm\n";
+    if (!opts->startFile.empty() && (opts->config.agent == "random" || opts->config.agent == "ensemble"))
+      std::cerr << "hone: warning: --start has no effect with --agent " << opts->config.agent
+                << " (it searches the space from its default assignment)\n";
+    if (opts->mapping.evaluator != "command")
+      for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb"})
+        if (cmd->get_option(name)->count() > 0)
+          std::cerr << "hone: warning: " << name << " has no effect without --evaluator command\n";
     action = [opts]() -> int {
       TuneConfig config = opts->config;
       if (opts->kernel.project.empty() && opts->mapping.app.empty()) {

@@ -609,6 +609,11 @@ private:
       const Token colon = advance();
       f.colonForm = true;
       parseColonBody(f, start);
+      if (accept(TokenKind::RBrace)) { // the body is closed already: only the ':' is wrong
+        diags_.error(colon.range, "syntax error, unexpected ':', expecting '{': function bodies are wrapped in { }")
+            .fixIt(colon.range, "{");
+        return Stmt{from(start.range), std::move(f)};
+      }
       diags_.error(colon.range, "syntax error, unexpected ':', expecting '{': function bodies are wrapped in { }; "
                                 "remove ':'")
           .fixIt(colon.range, "{")

@@ -71,9 +71,16 @@ std::vector<std::string> stringsOf(const json &j) {
   return out;
 }
 
-std::string normalizedPath(std::string path) {
+/// A path as the model wrote it, as the manifest names it: "./k.c" and "project/k.c" are "k.c" when
+/// "k.c" is editable; a path that climbs ("..") is left as it is (and refused).
+std::string normalizedPath(std::string path, const std::vector<std::string> &editable) {
   while (path.rfind("./", 0) == 0)
     path = path.substr(2);
+  if (path.find("..") != std::string::npos || std::find(editable.begin(), editable.end(), path) != editable.end())
+    return path;
+  for (const auto &e : editable)
+    if (path.size() > e.size() && path.compare(path.size() - e.size() - 1, std::string::npos, "/" + e) == 0)
+      return e;
   return path;
 }
 
@@ -365,6 +372,13 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
   auto field = [&](const char *key) {
     return reply.contains(key) && reply[key].is_string() ? reply[key].get<std::string>() : std::string();
   };
+  auto nonEmpty = [&](const char *key) {
+    return reply.contains(key) && ((reply[key].is_string() && !withoutSpace(reply[key].get<std::string>()).empty()) ||
+                                   ((reply[key].is_array() || reply[key].is_object()) && !reply[key].empty()));
+  };
+  if (!nonEmpty("files") && !nonEmpty("diff") && !nonEmpty("knobs"))
+    return refuse("The reply has no change: give complete new files in \"files\", a unified diff in \"diff\", or "
+                  "knob values in \"knobs\".");
 
   // Complete files: only those the manifest lets a variant change.
   std::vector<std::pair<std::string, std::string>> files;
@@ -384,7 +398,7 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
     }
   }
   for (auto &[path, text] : files) {
-    path = normalizedPath(path);
+    path = normalizedPath(path, manifest_.editable);
     if (!after.count(path))
       return refuse(fmt::format("The reply changes '{}', which is not a file you may change: only {} may be edited "
                                 "(the build, the run and every other file are hone's). Change only those files.",
@@ -399,7 +413,7 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
                                 "unified diff of the current files.",
                                 patches.error().message));
     for (const auto &p : *patches) {
-      std::string path = normalizedPath(p.path);
+      std::string path = normalizedPath(p.path, manifest_.editable);
       if (path.empty() && manifest_.editable.size() == 1)
         path = manifest_.editable.front();
       if (!after.count(path))

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -189,7 +190,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   double best;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    best = bestScore_;
+    best = std::max(bestScore_, baseline_ > 0 ? 1.0 : 0.0); // the reference scores 1.0 before any step
   }
   bool rechecked = false;
   if (best > 0 && score > settings_.suspiciousSpeedup * best) {

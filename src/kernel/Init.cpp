@@ -92,8 +92,8 @@ std::vector<SourceParameter> findParameters(const std::string &source) {
   static const std::regex endifRe(R"(^\s*#\s*endif\b.*$)");
   std::vector<SourceParameter> out;
   for (size_t i = 0; i + 2 < lines.size(); ++i) {
-    if (lines[i].size() > 1000)
-      continue;
+    if (lines[i].size() > 1000 || lines[i + 1].size() > 1000 || lines[i + 2].size() > 1000)
+      continue; // std::regex recurses per character: no long lines (a #define of a table is no knob)
     std::smatch a, b;
     if (!std::regex_match(lines[i], a, ifndefRe) || !std::regex_match(lines[i + 1], b, defineRe) ||
         !std::regex_match(lines[i + 2], endifRe) || a[1].str() != b[1].str())

@@ -1,6 +1,7 @@
 #include "kernel/Manifest.h"
 
 #include "model/Expr.h"
+#include "support/Regex.h"
 #include "support/StringUtil.h"
 #include "support/TomlReader.h"
 
@@ -280,11 +281,9 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       out.ulps = static_cast<int64_t>(o.number("ulps", 4));
       out.ignore = o.has("ignore") ? o.strings("ignore") : (o.known("ignore"), std::vector<std::string>{});
       for (const auto &re : out.ignore)
-        try {
-          std::regex x(re);
-        } catch (const std::regex_error &e) {
-          o.failAt("ignore", fmt::format("'{}' is not a valid regular expression: {}", re, e.what()));
-        }
+        if (auto compiled = support::Regex::compile(re); !compiled)
+          o.failAt("ignore", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", re,
+                                         compiled.error().message));
       o.finish();
     } else {
       top.known("output");

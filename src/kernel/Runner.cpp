@@ -1,6 +1,7 @@
 #include "kernel/Runner.h"
 
 #include "support/FileUtil.h"
+#include "support/Regex.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -249,9 +250,11 @@ std::string firstCompilerErrors(const std::string &log, size_t n) {
 // ---- outputs -----------------------------------------------------------------------
 
 std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag) {
-  std::vector<std::regex> ignore;
+  // RE2 (support/Regex.h): a program's output may hold any line, and std::regex recurses per character.
+  std::vector<support::Regex> ignore;
   for (const auto &re : spec.ignore)
-    ignore.emplace_back(re);
+    if (auto compiled = support::Regex::compile(re)) // the manifest checked them
+      ignore.push_back(std::move(*compiled));
   std::vector<double> out;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -261,7 +264,7 @@ std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, c
       continue;
     if (line.size() > 4096) // a number in such a line is not a result worth reading by regex
       line.resize(4096);
-    if (std::any_of(ignore.begin(), ignore.end(), [&](const std::regex &re) { return std::regex_search(line, re); }))
+    if (std::any_of(ignore.begin(), ignore.end(), [&](const support::Regex &re) { return !re.findAll(line, 1).empty(); }))
       continue;
     for (size_t i = 0; i < line.size();) {
       while (i < line.size() && (std::isspace(static_cast<unsigned char>(line[i])) || line[i] == ',' || line[i] == ';'))

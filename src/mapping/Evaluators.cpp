@@ -146,6 +146,10 @@ support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions option
   auto re = support::Regex::compile(options.metric);
   if (!re)
     return support::Error{fmt::format("--metric: invalid regex '{}': {}", options.metric, re.error().message)};
+  if (re->groups() < 1) // found now, not as "no match" on every candidate
+    return support::Error{fmt::format("--metric '{}' has no capture group: put the number in parentheses, e.g. "
+                                      "'time: ([0-9.eE+-]+)'",
+                                      options.metric)};
   std::error_code ec;
   if (options.workdir.empty()) {
     // Private to this user: a shared, predictable folder in /tmp would let another user plant files

@@ -132,6 +132,7 @@ public:
     return it == r.metrics.end() ? 0 : it->second;
   }
   std::string baselineMetricName() const override { return commandEval_ ? "metric" : "throughput"; }
+  bool referenceMustRun() const override { return commandEval_.has_value(); }
   void setBaseline(double b) override {
     modelEval_.setBaseline(b);
     if (commandEval_)

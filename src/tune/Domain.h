@@ -59,6 +59,10 @@ public:
   /// What a failed reference is reported as ("throughput", "time").
   virtual std::string baselineMetricName() const = 0;
   virtual void setBaseline(double baseline) = 0;
+  /// Whether a reference that fails stops the run before any candidate: true where its failure means
+  /// the evaluation itself is broken (a real build/run command), false where raw scores still make
+  /// sense (a model's expert mapper that does not fit a machine).
+  virtual bool referenceMustRun() const { return false; }
   /// The start when the user gave none, and its label.
   virtual std::pair<std::string, std::string> defaultStart() const = 0;
   /// The categorical space of the search agents; null: the domain has none.

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <unistd.h>
@@ -65,9 +66,11 @@ engine::Step fromRecord(const store::StepRecord &r) {
   return s;
 }
 
-std::string scoreText(double score, const TuneConfig &c) {
-  return c.baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
+std::string scoreText(double score, double baseline) {
+  return baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
 }
+
+std::string scoreText(double score, const TuneConfig &c) { return scoreText(score, c.baseline); }
 
 namespace {
 
@@ -242,6 +245,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
       history.push_back(fromRecord(r));
     (void)store.setRunStatus(*so.resumeRun, "running");
   }
+  std::optional<std::pair<std::string, engine::EvalResult>> referenceResult; // hash, result
   if (config.baselineLabel.empty()) { // not measured yet: a new run, or one killed while measuring it
     // The reference that scores 1.0, measured once.
     auto [reference, referenceLabel] = problem.reference();
@@ -253,6 +257,14 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
                                         report.runId, so.db)};
     }
     double measured = ref.ok() ? problem.baselineOf(ref) : 0;
+    if (measured <= 0 && problem.referenceMustRun()) {
+      (void)store.setRunStatus(report.runId, "failed");
+      return support::Error{fmt::format("{} fails ({}), so no candidate can be compared with it: fix the build and "
+                                        "run commands or the metric first (run {} is kept, failed)",
+                                        referenceLabel, ref.error.empty() ? "no result" : ref.error, report.runId)};
+    }
+    if (ref.ok() && measured > 0) // step 0 is usually the reference: its measurement is not taken twice
+      referenceResult = std::make_pair(engine::contentHash(reference), ref);
     if (measured > 0) {
       config.baseline = measured;
       config.baselineLabel = referenceLabel;
@@ -269,7 +281,17 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   engine::FeedbackFn feedback = [&](const engine::Candidate &, const engine::EvalResult &r) {
     return guide->feedback(r.rawOutput, r.profile, domainName, *level);
   };
-  engine::PoolEvaluator pool([&](const engine::Candidate &c) { return problem.evaluate(c); }, config.jobs);
+  if (referenceResult) { // scored as every later result is: relative to the baseline it set
+    referenceResult->second.score = config.baseline > 0 ? 1.0 : referenceResult->second.score;
+    referenceResult->second.seconds = 0;
+  }
+  engine::PoolEvaluator pool(
+      [&](const engine::Candidate &c) {
+        if (referenceResult && c.hash == referenceResult->first)
+          return referenceResult->second;
+        return problem.evaluate(c);
+      },
+      config.jobs);
   StoreRecorder recorder(store, report.runId, static_cast<int64_t>(history.size()), client.get());
   engine::LoopOptions options;
   options.budget = config.iterations;
@@ -373,20 +395,25 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
   out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n", report.subject,
                      report.machine, config.agent, config.seed, config.baselineLabel);
   out << fmt::format("{:>4}  {:<12}  {:>9}  {}\n", "step", "status", "score", "rationale");
-  size_t shown = 0;
-  for (size_t i = 0; i < o.steps.size(); ++i) {
+  auto row = [&](size_t i) {
     const auto &s = o.steps[i];
-    if (shown++ == 25) {
-      out << fmt::format("  ... {} more steps: hone show {} --trajectory --db {}\n", o.steps.size() - 25,
-                         report.runId, db);
-      break;
-    }
     std::string rationale = s.candidate.rationale.substr(0, 100);
     if (s.candidate.rationale.size() > 100)
       rationale += "...";
     std::string status(engine::toString(s.result.status));
     out << fmt::format("{:>4}  {:<12}  {:>9}  {}{}\n", i, status, s.result.ok() ? scoreText(s.result.score, config) : "-",
                        rationale, o.best && *o.best == i ? "  <- best" : "");
+  };
+  constexpr size_t kShown = 25; // the first steps, then the best wherever it is
+  for (size_t i = 0; i < o.steps.size() && i < kShown; ++i)
+    row(i);
+  if (o.steps.size() > kShown) {
+    bool bestLater = o.best && *o.best >= kShown;
+    out << fmt::format("  ... {} more steps{}: hone show {} --trajectory --db {}\n",
+                       o.steps.size() - kShown - (bestLater ? 1 : 0), bestLater ? " besides the best" : "",
+                       report.runId, db);
+    if (bestLater)
+      row(*o.best);
   }
   out << "\n";
   if (o.best)

@@ -51,6 +51,8 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
 nlohmann::json evidenceAlignment(const std::vector<engine::Step> &steps);
 /// "1.234x" when scores are relative to a baseline, else the raw score.
 std::string scoreText(double score, const TuneConfig &config);
+/// The same for a stored run's baseline (its configuration's "baseline"): one format everywhere.
+std::string scoreText(double score, double baseline);
 
 /// The store's form of a step, and back (for resuming).
 store::StepRecord toRecord(const engine::Step &step, int64_t sequence);

@@ -142,6 +142,19 @@ TEST(Parser, ColonFunctionFormIsRejectedWithFixItAndRecovered) {
   EXPECT_EQ(f->body.size(), 2u) << "the indented body is kept";
 }
 
+TEST(Parser, AColonFunctionWhoseBodyIsClosedGetsOnlyTheBraceForTheColon) {
+  // `check --fix` used to add a second '}' here.
+  std::string text = "Task * GPU;\ndef f(Task t):\n  return t.processor(GPU)[0];\n}\nIndexTaskMap a f;\n";
+  auto c = checkText(text);
+  ASSERT_EQ(c.diags->errorCount(), 1u) << diagText(c);
+  ASSERT_EQ(c.diags->diagnostics()[0].fixIts.size(), 1u);
+  size_t applied = 0;
+  std::string fixed = support::applyFixIts(*c.file, c.diags->diagnostics(), &applied);
+  EXPECT_EQ(applied, 1u);
+  auto again = checkText(fixed);
+  EXPECT_TRUE(again.ok()) << fixed << diagText(again);
+}
+
 TEST(Parser, SyntaxErrorInDefinitionDoesNotCascade) {
   auto c = checkText("mgpu = Machine(GPU) +;\ndef f(Task t) { return mgpu[0, 0]; }\nIndexTaskMap a f;\n");
   EXPECT_EQ(c.diags->errorCount(), 1u) << diagText(c);

@@ -14,6 +14,25 @@ expect_out help "check"
 check no-subcommand 2 "$HONE"
 check unknown-option 2 "$HONE" check --frobnicate x.map
 check bad-diagnostics-format 2 "$HONE" check --diagnostics=xml "$SRC/examples/mappers/circuit.map"
+# The first hour: a misspelt command or option gets a did-you-mean, `hone help` works, nonsense values
+# are refused rather than taken.
+check misspelt-command 2 "$HONE" tunee --app circuit
+expect_err misspelt-command "hone: unknown command 'tunee'; did you mean 'tune'?"
+check help-command 0 "$HONE" help
+expect_out help-command "Subcommands:"
+check help-tune 0 "$HONE" help tune
+expect_out help-tune "--iterations"
+check misspelt-option 2 "$HONE" tune --app circuit --itertions 3
+expect_err misspelt-option "hone: "
+expect_err misspelt-option "did you mean '--iterations' for '--itertions'?"
+check seed-negative 2 "$HONE" tune --app circuit --seed -1
+check time-limit-negative 2 "$HONE" tune --app circuit --time-limit -3
+check target-negative 2 "$HONE" tune --app circuit --target -1
+check patience-negative 2 "$HONE" tune --app circuit --patience -2
+check point-and-all-points 2 "$HONE" eval "$SRC/examples/mappers/circuit.map" --machine gpus=4 --task calculate_new_currents --space 4 --point 1 --all-points
+check llm-check-help 0 "$HONE" llm-check --help
+expect_out llm-check-help "--llm-url"
+expect_out llm-check-help "--llm-model"
 
 # check: every example passes; a broken file fails with located diagnostics.
 check check-examples 0 "$HONE" check "$SRC"/examples/mappers/*.map
@@ -191,6 +210,9 @@ check runs-table 0 "$HONE" runs --db "$DB"
 expect_out runs-table "circuit"
 check show-trajectory 0 "$HONE" show 1 --db "$DB" --trajectory
 expect_out show-trajectory "the starting point: the expert mapper"
+expect_out show-trajectory "1.000x" # one score format, as tune prints it
+check show-step-parent 0 "$HONE" show 1 --db "$DB" --step 1
+expect_out show-step-parent "derived from: step 0 ("
 check show-best 0 "$HONE" show 1 --db "$DB" --best
 expect_out show-best "hone guided edits"
 check show-json 0 "$HONE" show 1 --db "$DB" --json
@@ -245,6 +267,16 @@ check tune-command 0 "$HONE" tune --app circuit --evaluator command --run "$TMP/
 expect_out tune-command '"evaluations": 4'
 check tune-command-no-metric 2 "$HONE" tune --app circuit --evaluator command --run true --db "$DB"
 expect_err tune-command-no-metric "metric regex"
+# Found before the first candidate: a metric without a group, a reference that fails.
+check tune-command-no-group 2 "$HONE" tune --app circuit --evaluator command --run "$TMP/app.sh {policy}" --metric 'elapsed time: [0-9.]+' --db "$DB"
+expect_err tune-command-no-group "has no capture group"
+check tune-command-failing-reference 2 "$HONE" tune --app circuit --evaluator command --run "false" --metric 'time: ([0-9.]+)' --iterations 5 --db "$TMP/failref.db" --workdir "$TMP/work"
+expect_err tune-command-failing-reference "so no candidate can be compared with it"
+# Options that do nothing here are said to do nothing; progress appears off a terminal, a line per evaluation.
+check tune-ignored-options 0 "$HONE" tune --app stencil --agent random --start "$SRC/examples/mappers/stencil.map" --build "make" --iterations 2 --db "$TMP/ign.db"
+expect_err tune-ignored-options "--start has no effect with --agent random"
+expect_err tune-ignored-options "--build has no effect without --evaluator command"
+expect_err tune-ignored-options "hone: [2/2] best"
 
 # Ctrl-C in the middle of a real run: the command in flight (and its children) is killed, the run is
 # kept as "interrupted" with its best so far, the exit code says so, and resume finishes the budget.

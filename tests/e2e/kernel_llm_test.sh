@@ -80,7 +80,7 @@ unkeyed = cached('"%s", "' + tmp + '/cache-any.bin"')
 keyed = cached('"%s-%s.bin", "' + tmp + '/cache-seed", argc > 1 ? argv[1] : "1"')
 timer = edit('printf("HONE_TIME %.6f\\n", (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));',
              'printf("HONE_TIME %.6f\\n", 0.000001 * (double)(t1.tv_sec - t0.tv_sec));', src)
-comment = edit("repeated REPS times.", "repeated REPS times (rewritten).", src)
+comment = edit("repeated REPS times.", "repeated REPS times (rewritten).", tiled)  # the best by then
 
 agent = [
     {"content": reply({"transpose.c": tiled}, why="tile the nest: D1's misses"),
@@ -122,6 +122,13 @@ step_field() { # run, step, python expression over s (hone show RUN --step N --j
 }
 
 if part agent; then
+  # perf's counters depend on the machine's load (a busy CI machine shows one core working, a finding
+  # that moves the diagnostics' numbering); the rest of the profile is deterministic. perf is stubbed
+  # out so that D1 is the same finding everywhere.
+  mkdir -p "$TMP/bin"
+  printf '#!/bin/sh\necho "perf: stubbed out by kernel_llm_test.sh" >&2\nexit 1\n' >"$TMP/bin/perf"
+  chmod +x "$TMP/bin/perf"
+  export PATH="$TMP/bin:$PATH"
   start_server "$TMP/agent.json"
   check tune 0 "$HONE" tune --kernel "$P" "${LLM[@]}" --llm-url "$URL" --iterations 11 --repairs 1 --seed 3 \
     --db "$DB" --json
@@ -130,13 +137,14 @@ if part agent; then
   expect_eq evaluations "$(jq_py "$TMP/agent-report.json" "j['evaluations']")" 11
   # 1: the tiled kernel is accepted, measured and the best; it answers D1 where D1 points.
   expect_eq tiled-status "$(step_field 1 1 "j['result']['status']")" ok
-  expect_eq tiled-faster "$(step_field 1 1 "'faster' if j['result']['score'] > 1.2 else j['result']['score']")" faster
+  expect_eq tiled-faster "$(step_field 1 1 "'faster' if j['result']['score'] > 1.1 else j['result']['score']")" faster
   expect_eq tiled-best "$(jq_py "$TMP/agent-report.json" "j['best_step']")" 1
   expect_eq tiled-claim "$(step_field 1 1 "j['agent_notes']['claims']['transformation']")" loop-tiling
   expect_eq tiled-aligned "$(step_field 1 1 "j['agent_notes']['alignment']['aligned']")" True
   # Its profile names the edited file as the project's, not the folder it was built in.
   expect_eq tiled-paths "$(step_field 1 1 "'transpose.c:' in json.dumps(j['feedback']) and '.hone' not in json.dumps(j['feedback'])")" True
   expect_eq tiled-d1 "$(request_field 1 "'D1 [kernel-cache-misses] at transpose.c:' in r['body']['messages'][1]['content']")" True
+  expect_eq perf-stubbed "$(request_field 1 "'[kernel-serial]' in r['body']['messages'][1]['content']")" False
   # 2: the reply that did not compile went back with the compiler's errors; the repair computes wrongly.
   expect_eq repair-errors "$(request_field 3 "'does not compile' in r['body']['messages'][-1]['content'] and 'error' in r['body']['messages'][-1]['content']")" True
   expect_eq repair-no-paths "$(request_field 3 "'$TMP' in r['body']['messages'][-1]['content']")" False
@@ -158,10 +166,11 @@ if part agent; then
   # Kept per input, the cache never serves a timed run (each has an input of its own): no gain.
   expect_eq keyed-no-gain "$(step_field 1 8 "j['result']['status'] != 'ok' or j['result']['score'] < 2")" True
   expect_eq timer-why "$(step_field 1 9 "j['result']['status'] + ': ' + str('not trusted' in j['result']['error'])")" "invalid: True"
-  # 10: a comment edit that claims D1 is measured, and counted as not aligned.
+  # 10: a comment edit of the best that claims D1 is measured, and counted as not aligned; every other
+  # candidate that built changed main(), where D1 points.
   expect_eq comment-status "$(step_field 1 10 "j['result']['status']")" ok
   expect_eq comment-unaligned "$(step_field 1 10 "j['agent_notes']['alignment']['aligned']")" False
-  expect_eq alignment "$(jq_py "$TMP/agent-report.json" "(j['evidence_alignment']['aligned'], j['evidence_alignment']['claimed'])")" "(1, 7)"
+  expect_eq alignment "$(jq_py "$TMP/agent-report.json" "(j['evidence_alignment']['aligned'], j['evidence_alignment']['claimed'])")" "(6, 7)"
   # The validation seeds are never in what the model reads.
   expect_eq no-seeds "$(python3 -c "
 import json, sys
@@ -189,6 +198,7 @@ assert lines[3]["build"] == "not built" and lines[3]["validation"] == "not run",
 assert tiled["diagnostics"] and tiled["diagnostics"][0]["rule"] == "kernel-cache-misses", tiled["diagnostics"]
 PY
   stop_server
+  export PATH="${PATH#"$TMP/bin:"}"
 fi
 
 if part replay; then

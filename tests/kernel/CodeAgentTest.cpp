@@ -166,6 +166,11 @@ TEST_F(CodeAgentTest, EditsOfProtectedFilesWhitespaceAndUnlistedKnobValuesAreRef
   auto unlisted = codec->read(knobs.dump(), start(), feedback());
   ASSERT_TRUE(unlisted.rejection);
   EXPECT_NE(unlisted.rejection->diagnostics.find("TILE"), std::string::npos) << unlisted.rejection->diagnostics;
+  auto empty = codec->read(R"({"transformation": "unroll", "files": [], "diff": "", "knobs": []})", start(), feedback());
+  ASSERT_TRUE(empty.rejection);
+  EXPECT_NE(empty.rejection->diagnostics.find("has no change"), std::string::npos);
+  auto nested = codec->read(files("proj/k.c", replaced("return 0;", "return 0; /* nested */")), start(), feedback());
+  EXPECT_FALSE(nested.rejection); // the project's folder in front of an editable file's name
   auto prose = codec->read("I would unroll it.", start(), feedback());
   ASSERT_TRUE(prose.rejection);
   EXPECT_NE(prose.rejection->diagnostics.find("no JSON object"), std::string::npos);

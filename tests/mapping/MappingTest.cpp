@@ -243,6 +243,11 @@ TEST_F(CommandEvaluatorTest, FailuresAreResults) {
   auto badRegex = options("true");
   badRegex.metric = "time: ([0-9";
   EXPECT_FALSE(CommandEvaluator::make(badRegex).ok());
+  auto noGroup = options("true");
+  noGroup.metric = "time: [0-9.]+";
+  auto refused = CommandEvaluator::make(noGroup);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("no capture group"), std::string::npos);
 }
 
 TEST_F(CommandEvaluatorTest, TheDefaultWorkdirIsPrivateAndARelativeOneWorks) {
