@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes hone's parsers for N minutes each (default 5) with libFuzzer under
-# ASan+UBSan. Targets: dsl (the mapper DSL front end) and the kernel domain's
-# manifest, variant, cachegrind, remarks, perf, mca, ptxas, ncu; default: all.
+# ASan+UBSan. Targets: dsl (the mapper DSL front end); the kernel domain's
+# manifest, variant, cachegrind, remarks, perf, mca, ptxas, ncu, and the code
+# agent's diff and reply; rules (AutoGuide), prompt (templates), llmtext (an
+# LLM's reply text) and config (store rows); default: all.
 # New interesting inputs go to build-asan/fuzz-new/TARGET (merge the useful
 # ones into the target's corpus); a crash leaves fuzz/crash-* to turn into a
 # regression test.
@@ -13,7 +15,7 @@ jobs=${2:-1}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu)
+  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config)
 fi
 ./scripts/install-deps.sh
 cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
@@ -21,6 +23,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
 for t in "${targets[@]}"; do
   corpus=fuzz/corpus-kernel/$t
   [ "$t" = dsl ] && corpus=fuzz/corpus
+  case "$t" in rules | prompt | llmtext | config) corpus=fuzz/corpus-tools/$t ;; esac
   ninja -C build-asan "hone_fuzz_$t"
   mkdir -p "build-asan/fuzz-new/$t"
   echo "== fuzz $t for $minutes min"

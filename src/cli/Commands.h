@@ -53,6 +53,7 @@ void addSpaceCommand(CLI::App &app, Action &action);
 void addLlmCheckCommand(CLI::App &app, Action &action);
 void addKernelCommand(CLI::App &app, Action &action);
 void addPathsCommand(CLI::App &app, Action &action);
+void addDescribeCommand(CLI::App &app, Action &action);
 
 /// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
 void registerDomains();

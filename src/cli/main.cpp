@@ -79,6 +79,7 @@ int main(int argc, char **argv) {
     addLlmCheckCommand(app, action);
     addKernelCommand(app, action);
     addPathsCommand(app, action);
+    addDescribeCommand(app, action);
     // `hone help [COMMAND]`, and a misspelt command named as such (CLI11 would only say that one is required).
     std::vector<std::string> args(argv + 1, argv + argc);
     std::vector<std::string> commands;

@@ -40,8 +40,10 @@ std::string expr(const Expr &e, int parentPrec) {
                 p);
   }
   case ExprKind::Ternary:
-    return wrap(fmt::format("{} ? {} : {}", expr(*e.operands[0], 1), expr(*e.operands[1], 0),
-                            expr(*e.operands[2], 0)),
+    // A conditional inside another keeps its parentheses: the reference implementation groups an
+    // unparenthesized `c ? a : d ? x : y` from the left, hone from the right.
+    return wrap(fmt::format("{} ? {} : {}", expr(*e.operands[0], 1), expr(*e.operands[1], 1),
+                            expr(*e.operands[2], 1)),
                 0);
   case ExprKind::Tuple:
     if (e.operands.size() == 1)

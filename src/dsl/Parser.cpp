@@ -740,7 +740,15 @@ private:
     advance();
     ExprPtr a = parseTernary();
     expect(TokenKind::Colon, "in the conditional expression 'c ? a : b'");
+    bool parenthesized = at(TokenKind::LParen);
     ExprPtr b = parseTernary();
+    if (b->kind == ExprKind::Ternary && !parenthesized)
+      // hone reads `c ? a : d ? x : y` as `c ? a : (d ? x : y)`; the reference implementation (DSLMapper)
+      // as `(c ? a : d) ? x : y`. Say so, and give the parentheses that keep hone's meaning everywhere.
+      diags_.warning(b->range, "a conditional in the else branch of another: hone reads 'c ? a : (d ? x : y)', the "
+                               "reference implementation '(c ? a : d) ? x : y'; add parentheses")
+          .fixIt(SourceRange{b->range.begin, b->range.begin}, "(")
+          .fixIt(SourceRange{b->range.end, b->range.end}, ")");
     auto e = make(ExprKind::Ternary, SourceRange{cond->range.begin, b->range.end});
     e->operands.push_back(std::move(cond));
     e->operands.push_back(std::move(a));

@@ -243,7 +243,9 @@ private:
       diags_.warning(range, fmt::format("duplicate {} statement for {}", what, key))
           .note(it->second.second, "the same statement is here");
     else
-      diags_.warning(range, fmt::format("conflicting {} statements for {}; this later one wins", what, key))
+      diags_.warning(range, fmt::format("conflicting {} statements for {}; this later one wins in hone (the "
+                                        "reference implementation, DSLMapper, keeps the first: keep one)",
+                                        what, key))
           .note(it->second.second, "the earlier statement is here");
     it->second = {value, range};
   }
@@ -386,6 +388,7 @@ private:
     }
     bool returned = false;
     bool warnedUnreachable = false;
+    std::map<std::string, SourceRange> assigned; // locals, where first assigned
     for (const auto &b : f.body) {
       if (returned && !warnedUnreachable) {
         diags_.warning(b.range, "statement after 'return' is never executed");
@@ -395,6 +398,15 @@ private:
         checkExpr(*a->value, scope);
         if (a->target.text == "Machine")
           diags_.error(a->target.range, "cannot assign to the built-in 'Machine'");
+        if (auto first = assigned.find(a->target.text); first != assigned.end())
+          // The reference implementation (DSLMapper) keeps a local's first value; hone, the later one.
+          diags_.warning(a->target.range,
+                         fmt::format("'{}' is assigned again in '{}': hone uses this value below, the reference "
+                                     "implementation keeps the first; use a new name",
+                                     a->target.text, f.name.text))
+              .note(first->second, "first assigned here");
+        else
+          assigned.emplace(a->target.text, a->target.range);
         scope.locals.insert(a->target.text);
       } else if (auto r = b.as<ReturnStmt>()) {
         checkExpr(*r->value, scope);

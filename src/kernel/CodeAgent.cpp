@@ -325,7 +325,8 @@ json KernelCodec::alignment(const std::vector<std::string> &addresses, const jso
       c["file"] = d->file;
       std::vector<int> lines = support::changedLines(b->second, after.at(d->file));
       if (d->line > 0) {
-        auto [first, last] = enclosingBlock(b->second, d->line);
+        std::pair<int, int> block = enclosingBlock(b->second, d->line);
+        int first = block.first, last = block.second; // (clang 14 cannot capture structured bindings)
         c["line"] = d->line;
         c["block"] = {first, last};
         touched = std::any_of(lines.begin(), lines.end(), [&](int l) { return l >= first && l <= last; });

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,9 @@ std::string SubprocessResult::describe() const {
 }
 
 namespace {
+
+/// The keeper's answer to hone's death: the command's whole group goes (the keeper with it).
+void killOwnGroup(int) { kill(0, SIGKILL); }
 
 [[noreturn]] void childFail(int fd, const char *what) {
   // Only async-signal-safe calls after fork: report through the pipe.
@@ -59,6 +63,7 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
     return result;
   }
   auto start = std::chrono::steady_clock::now();
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     result.error = fmt::format("fork: {}", strerror(errno));
@@ -67,21 +72,48 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
     return result;
   }
   if (pid == 0) {
+    // The child leads a process group of its own and keeps it: it forks the command and waits for it.
+    // When hone dies, even by SIGKILL, the kernel sends the keeper SIGTERM (PR_SET_PDEATHSIG), and the
+    // keeper kills the whole group: a killed hone leaves no command running (a resume runs it again).
     setpgid(0, 0);
-    if (options.memoryLimitBytes > 0) {
-      rlimit limit{options.memoryLimitBytes, options.memoryLimitBytes};
-      if (setrlimit(RLIMIT_AS, &limit) != 0)
-        childFail(status[1], "setrlimit");
+    pid_t command = fork();
+    if (command < 0)
+      childFail(status[1], "fork");
+    if (command == 0) {
+      if (options.memoryLimitBytes > 0) {
+        rlimit limit{options.memoryLimitBytes, options.memoryLimitBytes};
+        if (setrlimit(RLIMIT_AS, &limit) != 0)
+          childFail(status[1], "setrlimit");
+      }
+      if (!options.workdir.empty() && chdir(options.workdir.c_str()) != 0)
+        childFail(status[1], "chdir");
+      int devnull = open("/dev/null", O_RDONLY);
+      if (devnull >= 0)
+        dup2(devnull, STDIN_FILENO);
+      dup2(out[1], STDOUT_FILENO);
+      dup2(out[1], STDERR_FILENO);
+      execvp(argv[0], argv.data());
+      childFail(status[1], "exec");
     }
-    if (!options.workdir.empty() && chdir(options.workdir.c_str()) != 0)
-      childFail(status[1], "chdir");
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0)
-      dup2(devnull, STDIN_FILENO);
-    dup2(out[1], STDOUT_FILENO);
-    dup2(out[1], STDERR_FILENO);
-    execvp(argv[0], argv.data());
-    childFail(status[1], "exec");
+    close(status[1]); // hone reads exec's outcome from the command alone
+    close(out[0]);
+    close(out[1]);
+    struct sigaction onDeath {};
+    onDeath.sa_handler = killOwnGroup;
+    sigaction(SIGTERM, &onDeath, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) // hone died before the line above
+      killOwnGroup(0);
+    int st = 0;
+    while (waitpid(command, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(st)) { // end as the command did, so hone reports its signal (without a core of ours)
+      rlimit none{0, 0};
+      setrlimit(RLIMIT_CORE, &none);
+      signal(WTERMSIG(st), SIG_DFL);
+      raise(WTERMSIG(st));
+    }
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
   }
   setpgid(pid, pid); // also in the parent: no race with the kill below
   close(out[1]);

@@ -155,6 +155,23 @@ TEST(Parser, AColonFunctionWhoseBodyIsClosedGetsOnlyTheBraceForTheColon) {
   EXPECT_TRUE(again.ok()) << fixed << diagText(again);
 }
 
+TEST(Parser, AChainedConditionalWarnsThatTheReferenceGroupsItTheOtherWay) {
+  auto c = checkText("x = True ? 1 : False ? 2 : 3;\n");
+  ASSERT_EQ(c.diags->errorCount(), 0u) << diagText(c);
+  ASSERT_EQ(c.diags->diagnostics().size(), 1u) << diagText(c);
+  const auto &d = c.diags->diagnostics()[0];
+  EXPECT_NE(d.message.find("'(c ? a : d) ? x : y'"), std::string::npos) << d.message;
+  ASSERT_EQ(d.fixIts.size(), 2u);
+  EXPECT_EQ(d.fixIts[0].replacement, "(");
+  EXPECT_EQ(d.fixIts[0].range.begin.column, 16u);
+  EXPECT_EQ(d.fixIts[1].replacement, ")");
+  EXPECT_EQ(d.fixIts[1].range.begin.column, 29u);
+  std::string fixed = "x = True ? 1 : (False ? 2 : 3);\n";
+  auto again = checkText(fixed);
+  EXPECT_TRUE(again.diags->diagnostics().empty()) << diagText(again);
+  EXPECT_EQ(dsl::format(again.program), fixed); // fmt keeps the parentheses
+}
+
 TEST(Parser, SyntaxErrorInDefinitionDoesNotCascade) {
   auto c = checkText("mgpu = Machine(GPU) +;\ndef f(Task t) { return mgpu[0, 0]; }\nIndexTaskMap a f;\n");
   EXPECT_EQ(c.diags->errorCount(), 1u) << diagText(c);

@@ -65,3 +65,13 @@ SingleTaskMap task_6 same_node;
 )");
   EXPECT_TRUE(c.ok()) << diagText(c);
 }
+
+TEST(Sema, ALocalAssignedTwiceWarnsThatTheReferenceKeepsTheFirst) {
+  auto c = checkText("def f(Task t) {\n  x = 1;\n  x = 2;\n  return x;\n}\n");
+  ASSERT_TRUE(c.ok()) << diagText(c);
+  ASSERT_EQ(c.diags->diagnostics().size(), 1u) << diagText(c);
+  EXPECT_NE(c.diags->diagnostics()[0].message.find("the reference implementation keeps the first"),
+            std::string::npos)
+      << diagText(c);
+  EXPECT_EQ(c.diags->diagnostics()[0].range.begin.line, 3u);
+}

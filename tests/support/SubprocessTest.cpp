@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace hone::support {
 namespace {
@@ -53,6 +55,48 @@ TEST(Subprocess, TimeLimitKillsTheWholeGroup) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(gone);
+}
+
+/// Whether `pid` has ended (gone, or a zombie about to be reaped), waiting up to 2 s.
+bool ends(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string p, comm, state;
+    if (!(stat >> p >> comm >> state) || state == "Z")
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(Subprocess, ACallerKilledBySigkillTakesTheCommandsGroupWithIt) {
+  // hone killed with kill -9 in the middle of a command: the command and what it started must not run
+  // on (a resume runs the evaluation again).
+  std::string pidFile = std::filesystem::temp_directory_path() / ("hone-orphan-" + std::to_string(getpid()));
+  std::filesystem::remove(pidFile);
+  pid_t caller = fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    runSubprocess(cmd({"sh", "-c", "sleep 30 & echo $$ $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile +
+                                       "; sleep 30"}));
+    _exit(0);
+  }
+  pid_t shell = 0, background = 0;
+  for (int i = 0; i < 250 && !(std::ifstream(pidFile) >> shell >> background); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GT(shell, 0);
+  kill(caller, SIGKILL);
+  waitpid(caller, nullptr, 0);
+  EXPECT_TRUE(ends(shell));
+  EXPECT_TRUE(ends(background));
+  std::filesystem::remove(pidFile);
+}
+
+TEST(Subprocess, ACommandKilledByASignalIsReportedSo) {
+  auto r = runSubprocess(cmd({"sh", "-c", "kill -SEGV $$"}));
+  ASSERT_TRUE(r.started) << r.error;
+  EXPECT_EQ(r.signal, SIGSEGV) << r.describe();
+  EXPECT_NE(r.describe().find("killed by signal"), std::string::npos);
 }
 
 TEST(Subprocess, LeftoverChildrenDoNotHoldTheCaller) {
