@@ -65,7 +65,7 @@ public:
   nlohmann::json insightSchema() const override;
   support::Expected<std::pair<std::string, nlohmann::json>> readInsight(const std::string &content) const override;
   std::string singleCallInsight() const override;
-  /// Times, scores and profile numbers are measured again in a replay: masked in the cache key.
+  /// Times, scores and profiles are measured again in a replay: left out of the cache key.
   std::set<std::string> measuredValues() const override {
     return {"score", "execution", "diagnostics", "feedback", "last", "history"};
   }

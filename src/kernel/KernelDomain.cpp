@@ -231,29 +231,16 @@ void registerKernelDomain(tune::Registry &registry) {
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        auto &k = static_cast<KernelProblem &>(p);
                        const tune::LlmConfig &l = c.config.llm;
-                       auto shots = tune::parseOptimizer(l.optimizer);
-                       if (!shots)
-                         return support::Error{"--optimizer: " + shots.error().message};
-                       if (*shots > 0)
+                       auto o = tune::optimizerOptions(c.config, c.client);
+                       if (!o)
+                         return o.error();
+                       if (*tune::parseOptimizer(l.optimizer) > 0)
                          return support::Error{"--optimizer: the kernel domain has no example kernels for K-shot "
                                                "prompts; use trace, opro or 0-shot"};
-                       if (auto mode = tune::checkMode(l.mode); !mode)
-                         return support::Error{"--llm-mode: " + mode.error().message};
-                       if (!c.client)
-                         return support::Error{"the llm agent has no client (internal error)"};
-                       tune::LlmOptimizerOptions o;
-                       o.optimizer = l.optimizer;
-                       o.repairs = l.repairs;
-                       o.history = l.history;
-                       o.temperature = l.temperature;
-                       o.maxTokens = l.maxTokens;
-                       o.promptDirs = l.promptDirs;
-                       o.mode = l.mode;
-                       o.seed = static_cast<int64_t>(c.config.seed);
                        auto codec = std::make_unique<KernelCodec>(k.manifest(), k.catalogue(), k.checkDir(),
                                                                   l.promptDirs, k.machine());
                        return std::unique_ptr<engine::Strategy>(std::make_unique<tune::LlmOptimizer>(
-                           std::move(codec), c.start, c.startLabel, *c.client, std::move(o)));
+                           std::move(codec), c.start, c.startLabel, *c.client, std::move(*o)));
                      }});
 }
 

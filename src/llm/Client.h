@@ -47,7 +47,7 @@ struct ChatRequest {
   nlohmann::json schema; // for JsonSchema
   std::string schemaName = "reply";
   /// What the cache key hashes instead of `messages`, when set: a conversation whose prompts carry
-  /// measurements (a kernel's times) is keyed with those numbers masked, so that a replay of the run,
+  /// measurements (a kernel's times) is keyed with those parts left out, so that a replay of the run,
   /// which measures again, finds its replies.
   std::optional<std::vector<Message>> keyMessages;
 };

@@ -18,6 +18,8 @@
 #include <map>
 
 #include <sys/stat.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace hone::mapping {
@@ -166,7 +168,35 @@ support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions option
   }
   // The templates run in the candidate's folder: a relative path would be resolved from there.
   options.workdir = fs::absolute(options.workdir, ec).string();
-  return CommandEvaluator(std::move(options), std::move(*re));
+  // One process per folder: the first takes WORKDIR (an flock on WORKDIR/.hone-lock, released when
+  // it exits, however it exits); another takes a folder of its own inside it.
+  auto lockIn = [](const fs::path &dir) -> std::shared_ptr<void> {
+    std::error_code e;
+    fs::create_directories(dir, e);
+    int fd = ::open((dir / ".hone-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+      return nullptr;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      return nullptr;
+    }
+    return std::shared_ptr<void>(new int(fd), [](void *p) {
+      ::close(*static_cast<int *>(p));
+      delete static_cast<int *>(p);
+    });
+  };
+  std::shared_ptr<void> lock = lockIn(options.workdir);
+  if (!lock) { // taken: a folder of this process's (and of this evaluator's, when the process has several)
+    fs::path base = options.workdir;
+    for (int k = 0; k < 256 && !lock; ++k) {
+      options.workdir = (base / (k == 0 ? fmt::format("pid-{}", ::getpid()) : fmt::format("pid-{}-{}", ::getpid(), k)))
+                            .string();
+      lock = lockIn(options.workdir);
+    }
+    if (!lock)
+      return support::Error{fmt::format("cannot take a work folder in {}: {}", base.string(), std::strerror(errno))};
+  }
+  return CommandEvaluator(std::move(options), std::move(*re), std::move(lock));
 }
 
 namespace {

@@ -63,13 +63,17 @@ public:
   void setBaseline(double metric) { baseline_ = metric; }
   double baseline() const { return baseline_; }
   engine::EvalResult evaluate(const engine::Candidate &candidate) const;
+  /// Where candidates go: the workdir, or -- when another hone process works there -- a folder of this
+  /// process's inside it (`WORKDIR/pid-N`), so that two runs never build in one candidate's folder.
+  const std::string &workdir() const { return options_.workdir; }
 
 private:
-  explicit CommandEvaluator(CommandOptions options, support::Regex metric)
-      : options_(std::move(options)), metric_(std::move(metric)) {}
+  explicit CommandEvaluator(CommandOptions options, support::Regex metric, std::shared_ptr<void> lock)
+      : options_(std::move(options)), metric_(std::move(metric)), lock_(std::move(lock)) {}
   CommandOptions options_;
   support::Regex metric_;
   double baseline_ = 0;
+  std::shared_ptr<void> lock_; // the workdir's lock, held while any copy lives
 };
 
 /// Checks a policy text; on errors, a Rejected result with the diagnostics as raw output.

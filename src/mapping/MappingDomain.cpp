@@ -233,24 +233,16 @@ void registerMappingDomain(tune::Registry &registry) {
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        MappingProblem &m = mappingProblem(p);
                        const tune::LlmConfig &l = c.config.llm;
-                       auto k = parseOptimizer(l.optimizer);
-                       if (!k)
-                         return support::Error{"--optimizer: " + k.error().message};
+                       auto base = tune::optimizerOptions(c.config, c.client);
+                       if (!base)
+                         return base.error();
                        if (l.mode != "single")
                          return support::Error{"--llm-mode: the mapping domain has only the single mode (a mapper "
                                                "is one request)"};
-                       if (!c.client)
-                         return support::Error{"the llm agent has no client (internal error)"};
                        LlmAgentOptions o;
-                       o.optimizer = l.optimizer;
-                       o.repairs = l.repairs;
-                       o.history = l.history;
-                       o.temperature = l.temperature;
-                       o.maxTokens = l.maxTokens;
-                       o.promptDirs = l.promptDirs;
-                       o.seed = static_cast<int64_t>(c.config.seed);
+                       static_cast<tune::LlmOptimizerOptions &>(o) = std::move(*base);
                        o.program = m.models().program.get();
-                       if (*k > 0)
+                       if (*parseOptimizer(l.optimizer) > 0)
                          o.examples = examplesFor(m.models().app->name);
                        return std::unique_ptr<engine::Strategy>(std::make_unique<LlmAgent>(
                            *m.models().app, *m.models().machine, c.start, c.startLabel, *c.client, std::move(o)));

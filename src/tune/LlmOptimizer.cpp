@@ -35,6 +35,26 @@ support::Expected<bool> checkMode(const std::string &mode) {
   return support::Error{fmt::format("'{}' is not one of single, two-agent", mode)};
 }
 
+support::Expected<LlmOptimizerOptions> optimizerOptions(const TuneConfig &config, const llm::Client *client) {
+  const LlmConfig &l = config.llm;
+  if (auto k = parseOptimizer(l.optimizer); !k)
+    return support::Error{"--optimizer: " + k.error().message};
+  if (auto mode = checkMode(l.mode); !mode)
+    return support::Error{"--llm-mode: " + mode.error().message};
+  if (!client)
+    return support::Error{"the llm agent has no client (internal error)"};
+  LlmOptimizerOptions o;
+  o.optimizer = l.optimizer;
+  o.repairs = l.repairs;
+  o.history = l.history;
+  o.temperature = l.temperature;
+  o.maxTokens = l.maxTokens;
+  o.promptDirs = l.promptDirs;
+  o.mode = l.mode;
+  o.seed = static_cast<int64_t>(config.seed);
+  return o;
+}
+
 std::map<std::string, std::string> LlmCodec::baseValues(const std::string &, const json &) const { return {}; }
 
 json LlmCodec::replySchema() const {
@@ -234,7 +254,7 @@ void LlmOptimizer::Conversation::add(const std::string &role, const std::string 
 std::map<std::string, std::string> LlmOptimizer::masked(std::map<std::string, std::string> values) const {
   for (const auto &name : measured_)
     if (auto it = values.find(name); it != values.end())
-      it->second = maskNumbers(it->second);
+      it->second = "(measured)"; // left out of the key: a replay measures again, in other numbers and words
   return values;
 }
 

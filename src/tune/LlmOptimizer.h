@@ -24,6 +24,7 @@
 #include "engine/Engine.h"
 #include "llm/Client.h"
 #include "llm/Prompt.h"
+#include "tune/Config.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -56,6 +57,10 @@ struct LlmOptimizerOptions {
 
 /// A mode name: "single" or "two-agent".
 support::Expected<bool> checkMode(const std::string &mode);
+
+/// The optimizer's options from a run's configuration (its LLM settings, its seed); an error names
+/// what is wrong (--optimizer, --llm-mode, no client). A domain adds its own limits and values.
+support::Expected<LlmOptimizerOptions> optimizerOptions(const TuneConfig &config, const llm::Client *client);
 
 /// An optimizer name: "trace", "opro" or "K-shot" (K = 0..20). Returns K for K-shot, -1 otherwise.
 support::Expected<int> parseOptimizer(const std::string &name);
@@ -133,13 +138,14 @@ public:
   virtual support::Expected<std::pair<std::string, nlohmann::json>> readInsight(const std::string &content) const;
   /// The {{insight}} value of a single-call prompt (one request chooses and writes); default: empty.
   virtual std::string singleCallInsight() const { return {}; }
-  /// The template values that carry measurements (times, scores): their numbers are masked in the
-  /// cache key, so that a replay, which measures again, finds the replies. Default: none (a
-  /// deterministic evaluator; the prompt itself is the key).
+  /// The template values that carry measurements (times, scores, what a timing said): they are left
+  /// out of the cache key (and numbers are masked in follow-ups), so that a replay, which measures
+  /// again, finds the replies. Default: none (a deterministic evaluator; the prompt itself is the key).
   virtual std::set<std::string> measuredValues() const { return {}; }
 };
 
-/// `text` with every number masked ("1.93x in 0.071 s" -> "#x in # s"): the cache key's view of a measurement.
+/// `text` with every number masked ("1.93x in 0.071 s" -> "#x in # s"): the cache key's view of a
+/// follow-up that cites a measurement ("it scored 1.93x").
 std::string maskNumbers(const std::string &text);
 
 class LlmOptimizer : public engine::Strategy {

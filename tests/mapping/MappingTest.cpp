@@ -272,6 +272,25 @@ TEST_F(CommandEvaluatorTest, TheDefaultWorkdirIsPrivateAndARelativeOneWorks) {
   EXPECT_TRUE(std::filesystem::is_directory(dir_ / "relative-work"));
 }
 
+TEST_F(CommandEvaluatorTest, TwoRunsNeverShareACandidatesFolder) {
+  auto o = options("echo 'time: 1'");
+  o.workdir = (dir_ / "shared").string();
+  auto first = CommandEvaluator::make(o);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->workdir(), o.workdir);
+  {
+    auto second = CommandEvaluator::make(o); // another run while the first works there
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    EXPECT_NE(second->workdir(), first->workdir());
+    EXPECT_EQ(std::filesystem::path(second->workdir()).parent_path(), std::filesystem::path(o.workdir));
+    EXPECT_TRUE(second->evaluate(engine::Candidate::make("Task * GPU;\n")).ok());
+  }
+  first = CommandEvaluator::make(options("true")); // the first run ends: its folder is free again
+  auto third = CommandEvaluator::make(o);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->workdir(), o.workdir);
+}
+
 TEST_F(CommandEvaluatorTest, HostileMetricsAreFailedEvaluationsWithAReason) {
   // 30,000 digits: the regex runs in linear time (it once overflowed the stack), and the number it
   // reads is inf as a time, which is no measurement.
