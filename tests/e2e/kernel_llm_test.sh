@@ -138,7 +138,8 @@ if part agent; then
   # 1: the tiled kernel is accepted, measured and the best; it answers D1 where D1 points.
   expect_eq tiled-status "$(step_field 1 1 "j['result']['status']")" ok
   expect_eq tiled-faster "$(step_field 1 1 "'faster' if j['result']['score'] > 1.1 else j['result']['score']")" faster
-  expect_eq tiled-best "$(jq_py "$TMP/agent-report.json" "j['best_step']")" 1
+  # (step 10 is the same code with a comment changed: either may measure best)
+  expect_eq tiled-best "$(jq_py "$TMP/agent-report.json" "j['best_step'] in (1, 10)")" True
   expect_eq tiled-claim "$(step_field 1 1 "j['agent_notes']['claims']['transformation']")" loop-tiling
   expect_eq tiled-aligned "$(step_field 1 1 "j['agent_notes']['alignment']['aligned']")" True
   # Its profile names the edited file as the project's, not the folder it was built in.
