@@ -28,13 +28,10 @@ sum=$(cksum <"$1" | cut -d' ' -f1)
 echo "elapsed time: $((1000 + sum % 997)) s"
 SH
 chmod +x "$TMP/chaos-app.sh"
-tune() { # db, extra args...
-  local db=$1
-  shift
-  "$HONE" tune --app circuit --agent ensemble --seed 3 --iterations "$EVALS" --evaluator command \
-    --run "$TMP/chaos-app.sh {policy}" --metric 'elapsed time: ([0-9]+)' --workdir "$TMP/work-$(basename "$db")" \
-    --db "$db" --out "$TMP/best-$(basename "$db").map" "$@"
-}
+# The run's options; a store's own work folder and best file follow its name.
+RUN=(tune --app circuit --agent ensemble --seed 3 --iterations "$EVALS" --evaluator command
+  --run "$TMP/chaos-app.sh {policy}" --metric 'elapsed time: ([0-9]+)')
+for_db() { echo --workdir "$TMP/work-$1" --db "$TMP/$1.db" --out "$TMP/best-$1.map"; }
 trail() { # db: each step's hash, status and score
   "$HONE" show 1 --db "$1" --json | python3 -c "
 import json, sys
@@ -43,7 +40,8 @@ for s in j['trajectory']:
     print(s['hash'], s['status'], round(s['score'], 9))"
 }
 
-check uninterrupted 0 tune "$TMP/ref.db" --json
+# shellcheck disable=SC2046
+check uninterrupted 0 "$HONE" "${RUN[@]}" $(for_db ref) --json
 trail "$TMP/ref.db" >"$TMP/ref.trail"
 
 # The chaos run: kill -9 at random moments, resume after each.
@@ -55,11 +53,12 @@ started=0
 midrun=0
 for d in "${delays[@]}"; do
   if [ "$started" -eq 0 ]; then
-    tune "$TMP/chaos.db" >/dev/null 2>"$TMP/chaos.err" &
+    # shellcheck disable=SC2046
+    "$HONE" "${RUN[@]}" $(for_db chaos) >/dev/null 2>"$TMP/chaos.err" &
   else
     "$HONE" resume 1 --db "$TMP/chaos.db" >/dev/null 2>"$TMP/chaos.err" &
   fi
-  pid=$!
+  pid=$! # hone itself: what kill -9 must hit (a function or subshell here would leave hone running)
   sleep "$d"
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
@@ -72,7 +71,8 @@ done
 if [ "$started" -eq 1 ]; then
   check chaos-finish 0 "$HONE" resume 1 --db "$TMP/chaos.db" --json
 else
-  check chaos-finish 0 tune "$TMP/chaos.db" --json
+  # shellcheck disable=SC2046
+  check chaos-finish 0 "$HONE" "${RUN[@]}" $(for_db chaos) --json
 fi
 trail "$TMP/chaos.db" >"$TMP/chaos.trail"
 if diff -q "$TMP/ref.trail" "$TMP/chaos.trail" >/dev/null; then pass=$((pass + 1)); else
