@@ -3,6 +3,7 @@
 #include "llm/Client.h"
 #include "llm/Prompt.h"
 #include "support/Diff.h"
+#include "support/FileUtil.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -29,11 +30,10 @@ LlmReading refuse(std::string why) {
   return r;
 }
 
+/// A project file's text; empty when it cannot be read (the variant's build then says why).
 std::string readText(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = support::readFile(p.string());
+  return text ? *text : std::string();
 }
 
 std::string withoutSpace(const std::string &text) {

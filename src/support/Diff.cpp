@@ -177,6 +177,9 @@ Expected<std::string> applyPatch(const std::string &text, const std::string &hun
 
   std::vector<std::string> file = splitLines(text);
   bool finalNewline = text.empty() || text.back() == '\n';
+  // A model's diff against a large file of repeated lines could make the search quadratic: bounded.
+  constexpr size_t kMaxCompared = 20'000'000;
+  size_t compared = 0;
   long delta = 0; // how far earlier hunks moved the lines
   long floor = 0; // hunks apply in order: never before the end of the previous one
   for (size_t n = 0; n < hunks.size(); ++n) {
@@ -184,12 +187,19 @@ Expected<std::string> applyPatch(const std::string &text, const std::string &hun
     auto fits = [&](long at) {
       if (at < floor || at + static_cast<long>(h.before.size()) > static_cast<long>(file.size()))
         return false;
-      return std::equal(h.before.begin(), h.before.end(), file.begin() + at);
+      for (size_t k = 0; k < h.before.size(); ++k, ++compared)
+        if (file[static_cast<size_t>(at) + k] != h.before[k])
+          return false;
+      return true;
     };
     long expected = std::max(0L, (h.oldStart > 0 ? h.oldStart - 1 : 0) + delta);
     std::optional<long> at;
     long span = std::max(static_cast<long>(file.size()), expected) + 1;
     for (long d = 0; d <= span && !at; ++d) { // the nearest exact match, after the stated line first
+      if (compared > kMaxCompared)
+        return Error{fmt::format("hunk {} ({}) does not apply: no exact match near line {} within the search "
+                                 "limit ({} line comparisons)",
+                                 n + 1, h.header, expected + 1, kMaxCompared)};
       if (fits(expected + d))
         at = expected + d;
       else if (d > 0 && fits(expected - d))

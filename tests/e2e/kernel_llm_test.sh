@@ -218,6 +218,19 @@ print([(s['hash'], s['status']) for s in j['trajectory']])"
   }
   expect_eq replay-same "$(trail 2)" "$(trail 1)"
   expect_eq replay-cached "$(jq_py "$TMP/out" "j['tokens']['total'] > 0 and j['llm']['replay']")" True
+  # kill -9 in the middle of a run, then resume: the replies it had are answered from the cache, the
+  # run finishes its budget, and no candidate's program is left running.
+  start_server "$TMP/agent.json"
+  "$HONE" tune --kernel "$P" "${LLM[@]}" --llm-url "$URL" --iterations 6 --repairs 1 --seed 9 --db "$TMP/k9.db" \
+    --no-profile >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do [ "$(requests)" -ge 3 ] && break; sleep 0.1; done
+  kill -9 "$pid"
+  wait "$pid" 2>/dev/null
+  check kill-resume 0 "$HONE" resume 1 --db "$TMP/k9.db" --json
+  expect_eq kill-resume-budget "$(jq_py "$TMP/out" "j['evaluations']")" 6
+  expect_eq kill-resume-cached "$(jq_py "$TMP/out" "j['llm_calls'] >= 3")" True
+  expect_eq kill-resume-no-orphans "$(pgrep -f "$P/.hone" | wc -l | tr -d ' ')" 0
   # Budgets stop the run with the reason: tokens, then money.
   start_server "$TMP/budget.json"
   check token-budget 0 "$HONE" tune --kernel "$P" "${LLM[@]}" --llm-url "$URL" --iterations 5 --seed 5 \

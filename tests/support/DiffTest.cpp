@@ -80,6 +80,20 @@ TEST(Diff, AHunkThatDoesNotMatchFailsNamingTheHunkAndTheLine) {
   EXPECT_FALSE(applyPatch(kText, "@@ -1 +1 @@\n?what\n"));
 }
 
+TEST(Diff, AHugeFileOfRepeatedLinesDoesNotMakeTheSearchQuadratic) {
+  // 200,000 identical lines and a 5,000-line hunk that matches nowhere: a bounded search, an error.
+  std::string file;
+  for (int i = 0; i < 200000; ++i)
+    file += "x\n";
+  std::string hunk = "@@ -1,5000 +1,5000 @@\n";
+  for (int i = 0; i < 4999; ++i)
+    hunk += " x\n";
+  hunk += "-y\n+z\n";
+  auto applied = applyPatch(file, hunk);
+  ASSERT_FALSE(applied);
+  EXPECT_NE(applied.error().message.find("hunk 1"), std::string::npos) << applied.error().message;
+}
+
 TEST(Diff, InsertionsAtTheTopAndAMissingFinalNewlineAreKept) {
   EXPECT_EQ(*applyPatch("b\n", "@@ -0,0 +1 @@\n+a\n"), "a\nb\n");
   EXPECT_EQ(*applyPatch("x\ny", "@@ -2 +2 @@\n-y\n+z\n\\ No newline at end of file\n"), "x\nz");
