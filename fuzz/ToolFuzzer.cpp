@@ -3,13 +3,19 @@
 // against output and profiles), prompt templates (and rendering them), an
 // LLM's reply text (JSON objects and fenced blocks pulled out of prose), and
 // the JSON rows a store holds (a run's configuration and its domains'
-// options). Each must return a value or an error on any input -- never
+// options), and the TOML performance models (an app instantiated on a shipped
+// machine, a machine running a shipped app, each simulated under a policy). Each must return a value or an error on any input -- never
 // crash, hang, leak or trip a sanitizer.
 #include "autoguide/AutoGuide.h"
 #include "kernel/KernelDomain.h"
 #include "llm/Client.h"
 #include "llm/Prompt.h"
+#include "dsl/Frontend.h"
 #include "mapping/MappingDomain.h"
+#include "model/App.h"
+#include "model/Catalog.h"
+#include "model/Machine.h"
+#include "sim/Simulator.h"
 #include "tune/Config.h"
 
 #include <cstddef>
@@ -50,6 +56,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)hone::kernel::KernelOptions::fromJson(j);
     (void)hone::mapping::MappingOptions::fromJson(j);
   }
+#elif HONE_FUZZ_PARSER == 4
+  using namespace hone;
+  static const auto shippedMachine = model::loadMachine(*model::findModel("machines", "p100x4"));
+  static const auto shippedApp = model::loadApp(*model::findModel("apps", "stencil"));
+  static const support::SourceFile policySource("fuzz.map", "Task * GPU,CPU;\nRegion * * GPU FBMEM;\n");
+  static const auto policy = dsl::checkSource(policySource);
+  if (!shippedMachine.ok() || !shippedApp.ok() || !policy.ok())
+    __builtin_trap(); // the shipped models and the policy must load
+  auto simulateOn = [&](const model::AppModel &app, const model::MachineModel &machine) {
+    auto program = model::instantiate(app, machine, std::nullopt, 20000);
+    if (!program.ok())
+      return;
+    sim::Context context(machine, *program);
+    (void)sim::simulate(context, policy.program);
+  };
+  if (auto app = model::parseApp("fuzz.toml", text); app.ok())
+    simulateOn(*app, *shippedMachine);
+  if (auto machine = model::parseMachine("fuzz.toml", text); machine.ok())
+    simulateOn(*shippedApp, *machine);
 #endif
   return 0;
 }

@@ -3,10 +3,14 @@
 # ASan+UBSan. Targets: dsl (the mapper DSL front end); the kernel domain's
 # manifest, variant, cachegrind, remarks, perf, mca, ptxas, ncu, and the code
 # agent's diff and reply; rules (AutoGuide), prompt (templates), llmtext (an
-# LLM's reply text) and config (store rows); default: all.
-# New interesting inputs go to build-asan/fuzz-new/TARGET (merge the useful
-# ones into the target's corpus); a crash leaves fuzz/crash-* to turn into a
-# regression test.
+# LLM's reply text), config (store rows) and model (the TOML performance
+# models, simulated); default: all.
+# The targets are built in build-fuzz/ optimized (RelWithDebInfo) with ASan+UBSan,
+# apart from the test build (-O0), which replays the corpora.
+# New interesting inputs go to build-fuzz/fuzz-new/TARGET (merge the useful
+# ones into the target's corpus); a crash, leak, timeout or out-of-memory leaves
+# fuzz/TARGET-crash-* (-leak-, -timeout-, -oom-) to turn into a regression test.
+# Ends with a table of runs and findings per target; exits 1 on any finding.
 #   scripts/fuzz.sh [minutes] [jobs] [target ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,20 +19,43 @@ jobs=${2:-1}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config)
+  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config model)
 fi
 ./scripts/install-deps.sh
-cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-  -DHONE_SANITIZE=ON -DHONE_FUZZ=ON -DHONE_BENCH=OFF >/dev/null
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHONE_SANITIZE=ON -DHONE_FUZZ=ON -DHONE_BENCH=OFF -DHONE_TESTS=OFF -DHONE_UNITY=ON >/dev/null
+corpusOf() {
+  case "$1" in
+    dsl) echo fuzz/corpus ;;
+    rules | prompt | llmtext | config | model) echo "fuzz/corpus-tools/$1" ;;
+    *) echo "fuzz/corpus-kernel/$1" ;;
+  esac
+}
+ninja -C build-fuzz $(printf 'hone_fuzz_%s ' "${targets[@]}")
+mkdir -p build-fuzz/fuzz-logs
+summary=()
+status=0
 for t in "${targets[@]}"; do
-  corpus=fuzz/corpus-kernel/$t
-  [ "$t" = dsl ] && corpus=fuzz/corpus
-  case "$t" in rules | prompt | llmtext | config) corpus=fuzz/corpus-tools/$t ;; esac
-  ninja -C build-asan "hone_fuzz_$t"
-  mkdir -p "build-asan/fuzz-new/$t"
-  echo "== fuzz $t for $minutes min"
-  ./build-asan/fuzz/"hone_fuzz_$t" -max_total_time=$((minutes * 60)) -jobs="$jobs" -workers="$jobs" \
-    -max_len=8192 -timeout=10 -artifact_prefix=fuzz/ "build-asan/fuzz-new/$t" "$corpus"
-  echo "fuzz $t: new inputs in build-asan/fuzz-new/$t; merge useful ones with:"
-  echo "  ./build-asan/fuzz/hone_fuzz_$t -merge=1 $corpus build-asan/fuzz-new/$t"
+  corpus=$(corpusOf "$t")
+  mkdir -p "build-fuzz/fuzz-new/$t"
+  log=build-fuzz/fuzz-logs/$t.log
+  echo "== fuzz $t for $minutes min ($jobs job(s)); log: $log"
+  parallel=()
+  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
+  rc=0
+  ./build-fuzz/fuzz/"hone_fuzz_$t" -max_total_time=$((minutes * 60)) "${parallel[@]}" \
+    -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="fuzz/$t-" \
+    "build-fuzz/fuzz-new/$t" "$corpus" >"$log" 2>&1 || rc=$?
+  [ "$jobs" -gt 1 ] && cat fuzz-[0-9]*.log >>"$log" 2>/dev/null && rm -f fuzz-[0-9]*.log
+  runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{s += $2} END {print s + 0}')
+  found=$(ls fuzz/"$t"-crash-* fuzz/"$t"-leak-* fuzz/"$t"-timeout-* fuzz/"$t"-oom-* 2>/dev/null | wc -l)
+  [ "$rc" -ne 0 ] || [ "$found" -ne 0 ] && status=1
+  summary+=("$(printf '| %-10s | %7s | %12s | %8s | %4s |' "$t" "$minutes" "$runs" "$found" "$rc")")
+  echo "fuzz $t: exit $rc, $runs runs, $found finding(s); new inputs in build-fuzz/fuzz-new/$t; merge useful ones with:"
+  echo "  ./build-fuzz/fuzz/hone_fuzz_$t -merge=1 $corpus build-fuzz/fuzz-new/$t"
 done
+echo
+echo "| target     | minutes |         runs | findings | exit |"
+echo "|------------|---------|--------------|----------|------|"
+printf '%s\n' "${summary[@]}"
+exit $status

@@ -41,7 +41,7 @@ const S *mostSpecific(const Program &program, const std::string &task, RegionArg
     if (t < 0)
       continue;
     int score = (s->task.isWildcard() ? 0 : 4) + (s->region.isWildcard() ? 0 : 2) + t;
-    if (score >= bestScore) {
+    if (score > bestScore) { // the first among equals
       best = s;
       bestScore = score;
     }
@@ -56,9 +56,9 @@ const TaskStmt *taskStatementFor(const Program &program, const std::string &task
   for (const auto &s : program.stmts)
     if (auto t = s.as<TaskStmt>()) {
       if (t->tasks.isWildcard())
-        wildcard = t;
+        wildcard = wildcard ? wildcard : t;
       else if (namesTask(t->tasks, task))
-        named = t;
+        named = named ? named : t;
     }
   return named ? named : wildcard;
 }
@@ -70,13 +70,13 @@ const TaskMapStmt *taskMapStatementFor(const Program &program, const std::string
     if (!m || m->single != single)
       continue;
     switch (m->tasks.kind) {
-    case Selector::Kind::Wildcard: byWildcard = m; break;
+    case Selector::Kind::Wildcard: byWildcard = byWildcard ? byWildcard : m; break;
     case Selector::Kind::ProcKind:
-      if (m->tasks.proc == kind)
+      if (m->tasks.proc == kind && !byKind)
         byKind = m;
       break;
     case Selector::Kind::Names:
-      if (namesTask(m->tasks, task))
+      if (namesTask(m->tasks, task) && !byName)
         byName = m;
       break;
     case Selector::Kind::Index: break;
@@ -105,12 +105,11 @@ const LayoutStmt *layoutStatementFor(const Program &program, const std::string &
 }
 
 std::optional<int64_t> instanceLimitFor(const Program &program, const std::string &task, ProcKind proc) {
-  std::optional<int64_t> limit;
   for (const auto &s : program.stmts)
     if (auto l = s.as<InstanceLimitStmt>())
       if (namesTask(l->task, task) && (!l->proc || l->proc->kind == proc))
-        limit = l->limit;
-  return limit;
+        return l->limit;
+  return std::nullopt;
 }
 
 bool collectsMemory(const Program &program, const std::string &task, RegionArgRef region) {

@@ -2,10 +2,11 @@
 // same precedence as the compiled mapper's rule lookups
 // (src/legion/runtime/hone_mapper_support.h) and the DSL runtime:
 // - Task, IndexTaskMap, SingleTaskMap: a statement naming the task beats one
-//   naming its processor kind (maps only), which beats '*'; later wins.
+//   naming its processor kind (maps only), which beats '*'; the first wins
+//   among equals, as in the reference implementation (DSLMapper).
 // - Region, Layout: the most specific statement wins (named task 4, named or
-//   indexed region 2, specific processor / memory 1); later wins among equals.
-// - InstanceLimit: the last statement naming the task (and its kind, if given).
+//   indexed region 2, specific processor / memory 1); the first among equals.
+// - InstanceLimit: the first statement naming the task (and its kind, if given).
 // - CollectMemory, ControlReplicate: any statement naming the task (or '*').
 #pragma once
 

@@ -233,7 +233,7 @@ private:
 
   // ---- duplicates -----------------------------------------------------------
   // Two statements with the same key: identical ones are redundant, different
-  // ones conflict and the later one wins.
+  // ones conflict and the first one wins (as in the reference implementation).
   void noteDuplicate(std::map<std::string, std::pair<std::string, SourceRange>> &seen, const std::string &what,
                      const std::string &key, const std::string &value, const SourceRange &range) {
     auto [it, fresh] = seen.try_emplace(key, value, range);
@@ -243,11 +243,10 @@ private:
       diags_.warning(range, fmt::format("duplicate {} statement for {}", what, key))
           .note(it->second.second, "the same statement is here");
     else
-      diags_.warning(range, fmt::format("conflicting {} statements for {}; this later one wins in hone (the "
-                                        "reference implementation, DSLMapper, keeps the first: keep one)",
+      diags_.warning(range, fmt::format("conflicting {} statements for {}; this later one has no effect (the "
+                                        "first one wins, as in the reference implementation, DSLMapper)",
                                         what, key))
-          .note(it->second.second, "the earlier statement is here");
-    it->second = {value, range};
+          .note(it->second.second, "the statement that applies is here");
   }
 
   static std::vector<std::string> keysOf(const Selector &s) {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 namespace hone::mapping {
@@ -63,6 +64,24 @@ bool mentions(const std::string &text, const std::string &word) {
       return true;
   }
   return false;
+}
+
+/// `text` with every whole-word `word` replaced by `by`.
+std::string replaceWord(const std::string &text, const std::string &word, const std::string &by) {
+  if (word == by)
+    return text;
+  auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  size_t from = 0;
+  for (size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    bool before = pos == 0 || !isWord(text[pos - 1]);
+    bool after = pos + word.size() >= text.size() || !isWord(text[pos + word.size()]);
+    if (!before || !after)
+      continue;
+    out += text.substr(from, pos - from) + by;
+    from = pos + word.size();
+  }
+  return out + text.substr(from);
 }
 
 /// A duration for a rationale: "39.5 ms", "4.26 s".
@@ -145,25 +164,36 @@ public:
 private:
   static std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
 
+  // The edits go above the starting mapper: the first statement for a task or
+  // region wins (as in the reference implementation), so they take precedence
+  // over the start's own. A library function whose name the start already uses
+  // (a start that is an earlier hone result) is defined again under a fresh name.
   std::string render(const Version &v) const {
     if (v.edits.empty())
       return start_;
-    std::string out = start_;
-    if (!out.empty() && out.back() != '\n')
-      out += "\n";
-    out += "\n# ---- hone guided edits: each addresses a problem the evidence cites ----\n";
-    std::set<std::string> spaces, defined;
-    std::string defs;
-    for (const auto &e : v.edits)
+    std::string out = "# ---- hone guided edits: each addresses a problem the evidence cites; the first statement\n"
+                      "# ---- for a task or region wins, so these take precedence over the starting mapper below\n";
+    std::set<std::string> spaces;
+    std::map<std::string, std::string> renamed;
+    std::string defs, statements;
+    for (const auto &e : v.edits) {
+      std::string statement = e.statement;
       for (const auto &f : e.defs) {
         if (!mentions(start_, f.space) && spaces.insert(f.space).second)
           out += fmt::format("{} = Machine({});\n", f.space, f.space.substr(5));
-        if (!mentions(start_, f.name) && defined.insert(f.name).second)
-          defs += f.text;
+        auto [it, fresh] = renamed.try_emplace(f.name, f.name);
+        if (fresh) {
+          for (int i = 2; mentions(start_, it->second); ++i)
+            it->second = fmt::format("{}_{}", f.name, i);
+          defs += replaceWord(f.text, f.name, it->second);
+        }
+        statement = replaceWord(statement, f.name, it->second);
       }
-    out += defs;
-    for (const auto &e : v.edits)
-      out += fmt::format("# {}\n{}\n", e.rationale, e.statement);
+      statements += fmt::format("# {}\n{}\n", e.rationale, statement);
+    }
+    out += defs + statements + "# ---- the starting mapper ----\n" + start_;
+    if (!out.empty() && out.back() != '\n')
+      out += "\n";
     return out;
   }
 

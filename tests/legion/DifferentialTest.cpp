@@ -276,14 +276,18 @@ TEST(GeneratedTables, LimitsCollectionReplicationAndTaskMaps) {
                "parent_node");
 }
 
-TEST(Runtime, LaterRulesWinAmongEquals) {
+// As in the reference implementation (DSLMapper): the first of equals wins.
+TEST(Runtime, TheFirstRuleWinsAmongEquals) {
   std::vector<TaskRule> tasks = {{{}, {ProcKind::GPU}, 1}, {{}, {ProcKind::CPU}, 2}, {{"a"}, {ProcKind::OMP}, 3},
                                  {{"a"}, {ProcKind::IO}, 4}};
-  EXPECT_EQ(find_task_rule(tasks, "a")->line, 4);
-  EXPECT_EQ(find_task_rule(tasks, "b")->line, 2);
-  std::vector<RegionRule> regions = {{"", "r", -1, -1, {MemKind::FBMEM}, 1}, {"t", "", -1, -1, {MemKind::ZCMEM}, 2}};
-  // The task-specific line beats the region-specific one.
+  EXPECT_EQ(find_task_rule(tasks, "a")->line, 3);
+  EXPECT_EQ(find_task_rule(tasks, "b")->line, 1);
+  std::vector<RegionRule> regions = {{"", "r", -1, -1, {MemKind::FBMEM}, 1}, {"t", "", -1, -1, {MemKind::ZCMEM}, 2},
+                                     {"t", "", -1, -1, {MemKind::SYSMEM}, 3}};
+  // The task-specific line beats the region-specific one; of two equal ones, the first.
   EXPECT_EQ(find_region_rule(regions, "t", {"r"}, 0, ProcKind::GPU)->line, 2);
+  std::vector<LimitRule> limits = {{{"a"}, -1, 4, 1}, {{"a"}, -1, 2, 2}};
+  EXPECT_EQ(find_limit_rule(limits, "a", ProcKind::GPU)->limit, 4);
 }
 
 TEST(Runtime, FaultsAreExceptionsWithTheRuntimesMessages) {

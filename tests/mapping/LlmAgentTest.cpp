@@ -130,7 +130,7 @@ TEST_F(LlmAgentTest, RepairsAreBoundedAndTheLastAttemptFailsAsData) {
 }
 
 TEST_F(LlmAgentTest, OproListsTheBestMappersInAscendingOrder) {
-  std::string slow = expertText("circuit") + "Region * * GPU ZCMEM;\n";
+  std::string slow = "Region * * GPU ZCMEM;\n" + expertText("circuit"); // the first statement wins
   std::string fast = expertText("circuit") + "Region distribute_charge rp_shared GPU FBMEM;\n";
   server.then(FakeServer::reply(answer(slow, "a")));
   server.then(FakeServer::reply(answer(fast, "b")));
@@ -161,7 +161,7 @@ TEST_F(LlmAgentTest, TheRunEndsWhenTheModelCannotBeAsked) {
 }
 
 TEST_F(LlmAgentTest, TraceShowsTheLastAttemptWhenItWasNotTheBestAndSeedsEachRequest) {
-  std::string slow = expertText("circuit") + "Region * * GPU ZCMEM;\n";
+  std::string slow = "Region * * GPU ZCMEM;\n" + expertText("circuit"); // the first statement wins
   server.then(FakeServer::reply(answer(slow, "everything in zero-copy")));
   server.then(FakeServer::reply(answer(expertText("circuit") + "# two\n", "y")));
   LlmAgentOptions options;

@@ -373,7 +373,11 @@ TEST(Agents, GuidedStartsFromTheExpertAndEachEditCitesEvidence) {
   EXPECT_GT(o.progress.bestScore, 1.1); // the access bottleneck points at rp_shared / rp_ghost
   for (size_t i = 1; i < o.steps.size(); ++i) {
     const auto &c = o.steps[i].candidate;
-    EXPECT_EQ(c.artifact.rfind(expertText("circuit"), 0), 0u) << "edits extend the start";
+    // The edits go above the start, which follows unchanged: the first statement wins.
+    const std::string start = expertText("circuit");
+    ASSERT_GE(c.artifact.size(), start.size());
+    EXPECT_EQ(c.artifact.substr(c.artifact.size() - start.size()), start) << "edits precede the start";
+    EXPECT_EQ(c.artifact.rfind("# ---- hone guided edits", 0), 0u) << c.artifact;
     EXPECT_NE(c.rationale.find(" -- "), std::string::npos) << c.rationale; // action -- evidence
     EXPECT_FALSE(c.parent.empty());
   }
@@ -389,6 +393,31 @@ TEST(Agents, GuidedRepairsAFailingStartFromTheRuntimesMessage) {
   EXPECT_NE(o.steps[0].result.error.find("DGEMM"), std::string::npos);
   EXPECT_TRUE(o.steps[1].result.ok()) << o.steps[1].result.error;
   EXPECT_NE(o.steps[1].candidate.artifact.find("Layout task_4 * * SOA C_order;"), std::string::npos);
+}
+
+// A start that is an earlier guided result already defines hone's library
+// functions: new edits define theirs again under fresh names, and every
+// candidate still checks (no redefinition, no function used above its definition).
+TEST(Agents, GuidedContinuesFromAnEarlierGuidedResult) {
+  Harness h("solomonik");
+  auto first = makeGuidedAgent(h.space, h.setup->app, expertText("solomonik"), "the expert", 1);
+  auto o = h.run(*first, 20);
+  const engine::Step *best = nullptr;
+  for (const auto &s : o.steps)
+    if (s.result.ok() && (!best || s.result.score > best->result.score))
+      best = &s;
+  ASSERT_NE(best, nullptr);
+  ASSERT_NE(best->candidate.artifact.find("def hone_"), std::string::npos) << best->candidate.artifact;
+  auto again = makeGuidedAgent(h.space, h.setup->app, best->candidate.artifact, "an earlier result", 1);
+  auto o2 = h.run(*again, 12);
+  EXPECT_DOUBLE_EQ(o2.steps.front().result.score, best->result.score); // the start means the same again
+  bool renamed = false;
+  for (const auto &s : o2.steps) {
+    auto c = hone::test::checkText(s.candidate.artifact, "candidate.map");
+    EXPECT_TRUE(c.ok()) << hone::test::diagText(c) << s.candidate.artifact;
+    renamed = renamed || s.candidate.artifact.find("_GPU_2(Task task)") != std::string::npos;
+  }
+  EXPECT_TRUE(renamed) << "no edit reused a library function's name";
 }
 
 TEST(Agents, GuidedBeatsTheMatmulExpertByRelaxingItsCitedConstraints) {

@@ -6,6 +6,7 @@
 #include "sim/Resolution.h"
 #include "sim/SimTestUtil.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -38,6 +39,46 @@ TEST(SimStages, TheResolverFollowsTaskStatementsAndLegionsDefaults) {
   // Legion's DefaultMapper prefers GPUs when a task has a GPU variant.
   const model::Task &task = s->app.tasks[static_cast<size_t>(pt.task)];
   EXPECT_EQ(d.kindFor(pt), task.hasVariant(ProcKind::GPU) ? ProcKind::GPU : ProcKind::CPU);
+}
+
+// Conflicting statements for the same task: the first one wins, as in the
+// reference implementation (DSLMapper), for Task and IndexTaskMap alike.
+TEST(SimStages, TheFirstOfConflictingStatementsWins) {
+  auto s = Setup::shipped("circuit");
+  const model::PointTask *pt = nullptr;
+  for (const auto &p : s->program->tasks)
+    if (p.index && !s->app.tasks[static_cast<size_t>(p.task)].inner() &&
+        s->app.tasks[static_cast<size_t>(p.task)].hasVariant(ProcKind::GPU)) {
+      pt = &p;
+      break;
+    }
+  ASSERT_NE(pt, nullptr);
+  const std::string name = s->app.tasks[static_cast<size_t>(pt->task)].name;
+  dsl::CheckedSource policy = hone::test::checkText(fmt::format(R"(Task * GPU;
+Task * CPU;
+m = Machine(GPU);
+def first(Task t) {{
+    return m[0, 1];
+}}
+def second(Task t) {{
+    return m[0, 2];
+}}
+IndexTaskMap {0} first;
+IndexTaskMap {0} second;
+)",
+                                                                 name),
+                                                     "policy.map");
+  ASSERT_TRUE(policy.ok()) << hone::test::diagText(policy);
+  // Both conflicts are warned about, each pointing at the statement that applies.
+  size_t conflicts = 0;
+  for (const auto &d : policy.diags->diagnostics())
+    conflicts += d.message.find("this later one has no effect") != std::string::npos;
+  EXPECT_EQ(conflicts, 2u) << hone::test::diagText(policy);
+  Resolver r(*s->context, policy.program);
+  ASSERT_FALSE(r.initialize().has_value());
+  EXPECT_EQ(r.kindFor(*pt), ProcKind::GPU);
+  ProcId placed = r.place(*pt, ProcKind::GPU, ProcId(), nullptr);
+  EXPECT_EQ(placed, s->context->tables().procId(ProcKind::GPU, 0, 1));
 }
 
 TEST(SimStages, AnIndexLaunchWithoutAPlacementIsBlockedOverTheProcessors) {

@@ -962,14 +962,15 @@ inline bool names_match(const std::vector<std::string> &names, const std::string
   return names.empty() || std::find(names.begin(), names.end(), task) != names.end();
 }
 
-/// The Task rule for a task: one naming it beats '*'; later beats earlier.
+/// The Task rule for a task: one naming it beats '*'; the first wins among
+/// equals (as in the reference implementation, DSLMapper).
 inline const TaskRule *find_task_rule(const std::vector<TaskRule> &rules, const std::string &task) {
   const TaskRule *named = nullptr, *any = nullptr;
   for (const TaskRule &r : rules) {
     if (r.tasks.empty())
-      any = &r;
+      any = any ? any : &r;
     else if (names_match(r.tasks, task))
-      named = &r;
+      named = named ? named : &r;
   }
   return named ? named : any;
 }
@@ -985,7 +986,7 @@ inline bool region_match(const std::string &rule_region, int rule_index, const s
 /// The most specific rule matching (task, region argument): a named task
 /// counts 4, a named or indexed region 2, a specific third field 1 (`third`
 /// returns -1 for no match, 0 for a wildcard, 1 for a specific match);
-/// later beats earlier among equals.
+/// the first wins among equals.
 template <typename Rule, typename Third>
 const Rule *most_specific(const std::vector<Rule> &rules, const std::string &task,
                           const std::vector<std::string> &region_names, int index, Third third) {
@@ -1000,7 +1001,7 @@ const Rule *most_specific(const std::vector<Rule> &rules, const std::string &tas
     if (t < 0)
       continue;
     int score = (r.task.empty() ? 0 : 4) + (r.region.empty() && r.index < 0 ? 0 : 2) + t;
-    if (score >= best_score) {
+    if (score > best_score) {
       best = &r;
       best_score = score;
     }
@@ -1028,7 +1029,8 @@ inline const LayoutRule *find_layout_rule(const std::vector<LayoutRule> &rules, 
   });
 }
 
-/// The IndexTaskMap/SingleTaskMap rule: naming the task beats naming its kind beats '*'.
+/// The IndexTaskMap/SingleTaskMap rule: naming the task beats naming its kind
+/// beats '*'; the first wins among equals.
 inline const MapRule *find_map_rule(const std::vector<MapRule> &rules, const std::string &task, ProcKind kind,
                                     bool single) {
   const MapRule *by_name = nullptr, *by_kind = nullptr, *any = nullptr;
@@ -1036,22 +1038,21 @@ inline const MapRule *find_map_rule(const std::vector<MapRule> &rules, const std
     if (r.single != single)
       continue;
     if (r.selector == 0)
-      any = &r;
+      any = any ? any : &r;
     else if (r.selector == 2 && r.proc == static_cast<int>(kind))
-      by_kind = &r;
+      by_kind = by_kind ? by_kind : &r;
     else if (r.selector == 1 && names_match(r.tasks, task))
-      by_name = &r;
+      by_name = by_name ? by_name : &r;
   }
   return by_name ? by_name : by_kind ? by_kind : any;
 }
 
 inline const LimitRule *find_limit_rule(const std::vector<LimitRule> &rules, const std::string &task,
                                         ProcKind kind) {
-  const LimitRule *found = nullptr;
   for (const LimitRule &r : rules)
     if (names_match(r.tasks, task) && (r.proc < 0 || r.proc == static_cast<int>(kind)))
-      found = &r;
-  return found;
+      return &r; // the first
+  return nullptr;
 }
 
 inline bool collects(const std::vector<CollectRule> &rules, const std::string &task,
