@@ -5,8 +5,9 @@
 # agent's diff and reply; rules (AutoGuide), prompt (templates), llmtext (an
 # LLM's reply text), config (store rows) and model (the TOML performance
 # models, simulated); default: all.
-# The targets are built in build-fuzz/ optimized (RelWithDebInfo) with ASan+UBSan,
-# apart from the test build (-O0), which replays the corpora.
+# The targets are built in build-fuzz/ optimized (RelWithDebInfo) with ASan+UBSan
+# and every library instrumented for coverage (HONE_FUZZ_COVERAGE), apart from
+# the test build (-O0), which replays the corpora.
 # New interesting inputs go to build-fuzz/fuzz-new/TARGET (merge the useful
 # ones into the target's corpus); a crash, leak, timeout or out-of-memory leaves
 # fuzz/TARGET-crash-* (-leak-, -timeout-, -oom-) to turn into a regression test.
@@ -23,7 +24,7 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 ./scripts/install-deps.sh
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DHONE_SANITIZE=ON -DHONE_FUZZ=ON -DHONE_BENCH=OFF -DHONE_TESTS=OFF -DHONE_UNITY=ON >/dev/null
+  -DHONE_SANITIZE=ON -DHONE_FUZZ=ON -DHONE_FUZZ_COVERAGE=ON -DHONE_BENCH=OFF -DHONE_TESTS=OFF -DHONE_UNITY=ON >/dev/null
 corpusOf() {
   case "$1" in
     dsl) echo fuzz/corpus ;;

@@ -12,7 +12,13 @@ packages=(
   libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
+  librsvg2-bin                        # hone plot -o FILE.png (rsvg-convert)
+  chromium                            # browser tests of the report and dashboard (tests/browser)
 )
+
+# Node.js and npm drive the browser tests (Playwright); a machine may have them from elsewhere
+# (nodesource), whose nodejs package conflicts with Debian's npm: ask apt only when npm is absent.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,12 +29,20 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The browser tests' npm packages (playwright-core only: it drives Debian's chromium, and downloads
+# no browser), at the versions package-lock.json pins.
+browser=$(cd "$(dirname "$0")/.." && pwd)/tests/browser
+if [ ! -f "$browser/node_modules/playwright-core/package.json" ] ||
+   [ "$browser/package-lock.json" -nt "$browser/node_modules/.package-lock.json" ]; then
+  echo "install-deps: npm ci in tests/browser"
+  (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi

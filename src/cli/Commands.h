@@ -54,6 +54,9 @@ void addLlmCheckCommand(CLI::App &app, Action &action);
 void addKernelCommand(CLI::App &app, Action &action);
 void addPathsCommand(CLI::App &app, Action &action);
 void addDescribeCommand(CLI::App &app, Action &action);
+void addReportCommand(CLI::App &app, Action &action);
+void addPlotCommand(CLI::App &app, Action &action);
+void addServeCommand(CLI::App &app, Action &action);
 
 /// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
 void registerDomains();

@@ -5,6 +5,7 @@
 // the optimization corpus (diagnostics, change, rationale, result per step).
 #include "cli/Commands.h"
 
+#include "report/RunView.h"
 #include "store/Store.h"
 #include "support/Diff.h"
 #include "support/FileUtil.h"
@@ -25,51 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-struct RunSummary {
-  size_t evaluations = 0, failures = 0;
-  std::optional<size_t> best;
-  double bestScore = 0;
-};
-
-RunSummary summarize(const std::vector<store::StepRecord> &steps) {
-  RunSummary s;
-  s.evaluations = steps.size();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].status != "ok") {
-      ++s.failures;
-      continue;
-    }
-    if (!s.best || steps[i].score > s.bestScore) {
-      s.best = i;
-      s.bestScore = steps[i].score;
-    }
-  }
-  return s;
-}
-
 /// What a run's candidates are called: mappers, kernel variants.
 std::string artifactName(const store::RunInfo &r) { return r.domain == "kernel" ? "variant" : "mapper"; }
-
-json runJson(const store::RunInfo &r, const RunSummary &s, const store::RunUsage &u) {
-  return {{"id", r.id},
-          {"domain", r.domain},
-          {"created_at", r.createdAt},
-          {"app", r.app},
-          {"machine", r.machine},
-          {"agent", r.agent},
-          {"seed", r.seed},
-          {"status", r.status},
-          {"iterations", r.config.value("iterations", 0)},
-          {"evaluations", s.evaluations},
-          {"failures", s.failures},
-          {"best_score", s.best ? s.bestScore : 0.0},
-          {"best_step", s.best ? json(*s.best) : json()},
-          {"score_relative_to", r.config.value("baseline_label", "")},
-          {"tokens", {{"prompt", u.promptTokens}, {"completion", u.completionTokens},
-                      {"total", u.promptTokens + u.completionTokens}}},
-          {"cost", u.cost},
-          {"llm_calls", u.calls}};
-}
 
 } // namespace
 
@@ -92,11 +50,11 @@ void addRunsCommand(CLI::App &app, Action &action) {
           fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", "id", "created (UTC)", "app",
                       "machine", "agent", "seed", "evals", "best", "status");
       for (const auto &r : st->runs()) {
-        RunSummary s = summarize(st->steps(r.id));
-        list.push_back(runJson(r, s, st->runUsage(r.id)));
+        report::RunView s = report::makeView(r, st->steps(r.id), st->runUsage(r.id));
+        list.push_back(report::summaryJson(s));
         table += fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", r.id, r.createdAt,
                              r.app, r.machine, r.agent, r.seed,
-                             fmt::format("{}/{}", s.evaluations, r.config.value("iterations", 0)),
+                             fmt::format("{}/{}", s.steps.size(), r.config.value("iterations", 0)),
                              s.best ? fmt::format("{:.3f}", s.bestScore) : "-", r.status);
       }
       if (opts->json)
@@ -268,7 +226,7 @@ void addShowCommand(CLI::App &app, Action &action) {
         return kUsage;
       const store::RunInfo *run = &opened->run;
       const auto &steps = opened->steps;
-      RunSummary s = summarize(steps);
+      report::RunView s = report::makeView(*run, steps, opened->store->runUsage(run->id));
       if (opts->step) {
         if (*opts->step < 0 || static_cast<size_t>(*opts->step) >= steps.size()) {
           std::cerr << fmt::format("hone: run {} has no step {} (it has steps 0 to {})\n", run->id, *opts->step,
@@ -282,20 +240,18 @@ void addShowCommand(CLI::App &app, Action &action) {
         return kOk;
       }
       if (opts->json) {
-        json j = runJson(*run, s, opened->store->runUsage(run->id));
+        json j = report::summaryJson(s);
         if (s.best)
           j["best_" + artifactName(*run)] = steps[*s.best].artifact;
         json traj = json::array();
-        double bestSoFar = 0;
-        for (const auto &step : steps) {
-          if (step.status == "ok")
-            bestSoFar = std::max(bestSoFar, step.score);
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const store::StepRecord &step = steps[i];
           traj.push_back({{"step", step.sequence},
                           {"hash", step.hash},
                           {"parent", step.parent},
                           {"status", step.status},
                           {"score", step.score},
-                          {"best_so_far", bestSoFar},
+                          {"best_so_far", s.bestSoFar[i]},
                           {"rationale", step.rationale},
                           {"error", step.error},
                           {"metrics", step.metrics},
@@ -319,7 +275,7 @@ void addShowCommand(CLI::App &app, Action &action) {
       std::cout << fmt::format("run {}: {} on {}, {} agent, seed {}, {} ({})\n", run->id, run->app, run->machine,
                                run->agent, run->seed, run->status, run->createdAt);
       std::cout << fmt::format("scores relative to {}\n", run->config.value("baseline_label", "?"));
-      std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.evaluations, run->config.value("iterations", 0),
+      std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.steps.size(), run->config.value("iterations", 0),
                                s.failures);
       double baseline = run->config.value("baseline", 0.0);
       if (s.best)
@@ -331,14 +287,12 @@ void addShowCommand(CLI::App &app, Action &action) {
                                  u.calls, u.promptTokens, u.completionTokens, u.cost, run->id);
       if (opts->trajectory) {
         std::cout << fmt::format("\n{:>4}  {:<12}  {:>8}  {:>8}  {}\n", "step", "status", "score", "best", "rationale");
-        double bestSoFar = 0;
-        for (const auto &step : steps) {
-          if (step.status == "ok")
-            bestSoFar = std::max(bestSoFar, step.score);
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const store::StepRecord &step = steps[i];
           std::string what = step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error;
           std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8}  {}\n", step.sequence, step.status,
                                    step.status == "ok" ? tune::scoreText(step.score, baseline) : "-",
-                                   tune::scoreText(bestSoFar, baseline), what);
+                                   tune::scoreText(s.bestSoFar[i], baseline), what);
         }
       } else {
         std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the {1})\n", run->id,

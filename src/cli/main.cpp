@@ -75,6 +75,9 @@ int main(int argc, char **argv) {
     addRunsCommand(app, action);
     addShowCommand(app, action);
     addExportCommand(app, action);
+    addReportCommand(app, action);
+    addPlotCommand(app, action);
+    addServeCommand(app, action);
     addSpaceCommand(app, action);
     addLlmCheckCommand(app, action);
     addKernelCommand(app, action);

@@ -98,6 +98,25 @@ Expected<std::unique_ptr<Store>> Store::open(const std::string &path) {
   return store;
 }
 
+Expected<std::unique_ptr<Store>> Store::openReadOnly(const std::string &path) {
+  auto db = support::Database::open(path, support::Database::Mode::ReadOnly);
+  if (!db)
+    return Error{fmt::format("{}: cannot open the store: {}", path, db.error().message)};
+  auto version = (*db)->userVersion();
+  if (!version)
+    return Error{fmt::format("{}: {}", path, version.error().message)};
+  if (*version != latestSchemaVersion())
+    return Error{fmt::format("{}: the store has schema version {}, this hone reads {}{}", path, *version,
+                             latestSchemaVersion(),
+                             *version <= 0 ? " (not a hone store, or an empty one)"
+                             : *version < latestSchemaVersion()
+                                 ? " (any command that writes, such as hone runs, migrates it)"
+                                 : " (use a newer hone)")};
+  std::unique_ptr<Store> store(new Store(std::move(*db)));
+  store->version_ = static_cast<int>(*version);
+  return store;
+}
+
 Store::Store(std::unique_ptr<support::Database> db) : db_(std::move(db)) {}
 Store::~Store() = default;
 

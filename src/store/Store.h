@@ -64,6 +64,9 @@ class Store {
 public:
   /// Opens (creating if needed) and migrates the database at `path`.
   static support::Expected<std::unique_ptr<Store>> open(const std::string &path);
+  /// Opens an existing store for reading only (never migrates or writes; in WAL mode it does not block a
+  /// writer): for reports and the dashboard. A store of another schema version is refused.
+  static support::Expected<std::unique_ptr<Store>> openReadOnly(const std::string &path);
   ~Store();
   Store(const Store &) = delete;
   Store &operator=(const Store &) = delete;

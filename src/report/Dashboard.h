@@ -1,0 +1,49 @@
+// `hone serve`: a live, read-only dashboard over a store, on HTTP (cpp-httplib).
+// Every request opens the store read-only (WAL: a tuning run writing to it is
+// never blocked) and answers from what is committed at that moment; the page
+// polls, so a run's curve grows while it goes on.
+//   GET /                        the page (HTML; its script is /dashboard.js)
+//   GET /api/runs                the runs, as `hone runs --json` lists them
+//   GET /api/runs/N              run N: its summary, every step, the best candidate
+//   GET /api/runs/N/curve.svg    run N's best score so far (the figure of `hone plot`)
+//   GET /api/runs/N/steps/K      step K of run N, whole (candidate, error, output, feedback)
+#pragma once
+
+#include "support/Expected.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace hone::report {
+
+struct DashboardOptions {
+  std::string db;
+  std::string host = "127.0.0.1";
+  int port = 8080; // 0: any free port
+  int pollMs = 1000;
+};
+
+class Dashboard {
+public:
+  explicit Dashboard(DashboardOptions options);
+  ~Dashboard();
+  Dashboard(const Dashboard &) = delete;
+  Dashboard &operator=(const Dashboard &) = delete;
+
+  /// Binds the port; the one bound (useful with port 0).
+  support::Expected<int> bind();
+  /// Serves until stop() (from another thread or a signal waiter).
+  void serve();
+  void stop();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The page and its script, as served (for tests and `hone serve --print-page`).
+std::string dashboardPage(int pollMs);
+std::string dashboardScript();
+
+} // namespace hone::report
