@@ -21,3 +21,7 @@ echo "== hone simulate runs/circuit-best.map --app circuit (the best mapper foun
 echo
 echo "== hone tune --kernel examples/kernels/matmul --agent guided --iterations 8 --db runs/kernels.db --out runs/matmul-best"
 "$HONE" tune --kernel examples/kernels/matmul --agent guided --iterations 8 --db runs/kernels.db --out runs/matmul-best
+echo
+echo "== hone report (open them in a browser; hone serve --db runs/hone.db follows runs live)"
+"$HONE" report --db runs/hone.db -o runs/report.html
+"$HONE" report --db runs/kernels.db -o runs/kernels-report.html

@@ -118,7 +118,7 @@ std::string curveSvg(const std::vector<Series> &series, const PlotOptions &o) {
                        "text-anchor=\"end\" stroke=\"none\" fill=\"#333\">{5}</text>\n",
                        left, left + pw, Y(t), left - 6, Y(t) + 4, number(t));
   for (double t : ticks(1, xMax, 8))
-    if (t >= 1)
+    if (t >= 1 && t == std::floor(t)) // evaluations are whole
       out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/><text x=\"{0:.1f}\" y=\"{3}\" "
                          "text-anchor=\"middle\" stroke=\"none\" fill=\"#333\">{4}</text>\n",
                          X(t), top, top + ph, top + ph + 16, number(t));
