@@ -42,15 +42,16 @@ for t in "${targets[@]}"; do
   log=build-fuzz/fuzz-logs/$t.log
   echo "== fuzz $t for $minutes min ($jobs job(s)); log: $log"
   parallel=()
-  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
+  if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi
   rc=0
   ./build-fuzz/fuzz/"hone_fuzz_$t" -max_total_time=$((minutes * 60)) "${parallel[@]}" \
     -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="fuzz/$t-" \
     "build-fuzz/fuzz-new/$t" "$corpus" >"$log" 2>&1 || rc=$?
-  [ "$jobs" -gt 1 ] && cat fuzz-[0-9]*.log >>"$log" 2>/dev/null && rm -f fuzz-[0-9]*.log
+  if [ "$jobs" -gt 1 ]; then cat fuzz-[0-9]*.log >>"$log" 2>/dev/null || true; rm -f fuzz-[0-9]*.log; fi
   runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{s += $2} END {print s + 0}')
-  found=$(ls fuzz/"$t"-crash-* fuzz/"$t"-leak-* fuzz/"$t"-timeout-* fuzz/"$t"-oom-* 2>/dev/null | wc -l)
-  [ "$rc" -ne 0 ] || [ "$found" -ne 0 ] && status=1
+  found=$(find fuzz -maxdepth 1 \( -name "$t-crash-*" -o -name "$t-leak-*" -o -name "$t-timeout-*" -o -name "$t-oom-*" \) |
+    wc -l)
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then status=1; fi
   summary+=("$(printf '| %-10s | %7s | %12s | %8s | %4s |' "$t" "$minutes" "$runs" "$found" "$rc")")
   echo "fuzz $t: exit $rc, $runs runs, $found finding(s); new inputs in build-fuzz/fuzz-new/$t; merge useful ones with:"
   echo "  ./build-fuzz/fuzz/hone_fuzz_$t -merge=1 $corpus build-fuzz/fuzz-new/$t"

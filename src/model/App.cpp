@@ -387,8 +387,10 @@ void checkNames(const AppModel &app) {
       }
       for (const auto &e : a.piece)
         checkExpr(e, argScope, a.line, taskWhat);
-      if (a.traffic)
+      if (a.traffic) {
+        argScope.push_back("bytes");
         checkExpr(*a.traffic, argScope, a.line, taskWhat);
+      }
     }
     stack.push_back(l.task);
     for (const auto &child : t->launches)
@@ -656,7 +658,13 @@ private:
     }
     for (const auto &[datum, fraction] : access.data)
       access.instanceBytes += program_.data[datum].bytes * fraction;
-    access.trafficBytes = arg.traffic ? evalAmount(*arg.traffic, arg.line, what) : access.instanceBytes;
+    if (arg.traffic) { // `bytes`: the instance's size, e.g. "bytes * reads_per_element"
+      scope_.emplace_back("bytes", access.instanceBytes);
+      access.trafficBytes = evalAmount(*arg.traffic, arg.line, what);
+      scope_.pop_back();
+    } else {
+      access.trafficBytes = access.instanceBytes;
+    }
     if (access.trafficBytes < 0)
       failLine(app_.path, arg.line, fmt::format("{}: negative traffic", what));
     key += "|" + fmt::format("{}", fmt::join(arg.fields, ","));
