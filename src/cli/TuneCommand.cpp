@@ -124,6 +124,13 @@ void addTuneCommand(CLI::App &app, Action &action) {
                 "Command evaluator: the metric is a throughput (default: a time)");
   cmd->add_option("--timeout", m.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
   cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
+  cmd->add_option("--surrogate", m.surrogate,
+                  "Command evaluator: 'model' searches the performance model and runs only what it predicts best")
+      ->check(CLI::IsMember({"model"}));
+  cmd->add_option("--surrogate-simulations", m.surrogateSimulations,
+                  "Command evaluator with --surrogate: model evaluations per real one")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--workdir", opts->kernel.workdir,
                   "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
   cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");

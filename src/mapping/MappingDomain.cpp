@@ -3,6 +3,7 @@
 #include "mapping/Agents.h"
 #include "mapping/LlmAgent.h"
 #include "mapping/Space.h"
+#include "mapping/Surrogate.h"
 #include "model/Catalog.h"
 #include "support/FileUtil.h"
 #include "tune/SearchAgents.h"
@@ -24,6 +25,8 @@ json MappingOptions::toJson() const {
                     {"metric", command.metric},     {"higher_is_better", command.higherIsBetter},
                     {"timeout_s", command.timeoutS}, {"memory_limit_bytes", command.memoryLimitBytes},
                     {"workdir", command.workdir}};
+  if (!surrogate.empty())
+    j["surrogate"] = {{"kind", surrogate}, {"simulations", surrogateSimulations}};
   return j;
 }
 
@@ -45,6 +48,12 @@ support::Expected<MappingOptions> MappingOptions::fromJson(const json &j) {
       o.command.timeoutS = c.get<double>("timeout_s", d.command.timeoutS);
       o.command.memoryLimitBytes = c.get<size_t>("memory_limit_bytes", 0);
       o.command.workdir = c.get<std::string>("workdir", "");
+      c.finish();
+    }
+    if (const json &k = r.raw("surrogate"); !k.is_null()) {
+      tune::JsonReader c(k, "the run's mapping options: surrogate");
+      o.surrogate = c.get<std::string>("kind");
+      o.surrogateSimulations = c.get<size_t>("simulations", d.surrogateSimulations);
       c.finish();
     }
     r.finish();
@@ -153,6 +162,43 @@ public:
   }
   std::string defaultBestName(int64_t runId) const override {
     return fmt::format("best-{}-run{}.map", options_.app, runId);
+  }
+
+  support::Expected<std::unique_ptr<engine::Strategy>> decorateAgent(std::unique_ptr<engine::Strategy> agent,
+                                                                    const tune::AgentContext &c) override {
+    if (options_.surrogate.empty())
+      return agent;
+    if (options_.surrogate != "model")
+      return support::Error{fmt::format("--surrogate: '{}' is not a surrogate hone has (model)", options_.surrogate)};
+    if (!commandEval_)
+      return support::Error{"--surrogate model needs a real evaluator (--evaluator command): on the model evaluator "
+                            "the surrogate would be the evaluator itself, spending the budget's own oracle for free"};
+    if (c.config.agent == "llm")
+      return support::Error{"--surrogate model drives the agent on the model thousands of times: use it with "
+                            "guided, ensemble or random, not llm"};
+    // Predictions are relative to the expert on the model, as real scores are to the expert for real.
+    double expert = 0;
+    auto [refText, refLabel] = reference();
+    engine::EvalResult ref = modelEval_.evaluate(engine::Candidate::make(refText));
+    if (auto it = ref.metrics.find("throughput"); ref.ok() && it != ref.metrics.end())
+      expert = it->second;
+    if (!(expert > 0))
+      return support::Error{fmt::format("--surrogate model: {} does not run on the model ({}), so the model "
+                                        "cannot rank candidates against it",
+                                        refLabel, ref.error)};
+    auto predict = [this, expert](const engine::Candidate &cand) {
+      engine::EvalResult r = modelEval_.evaluate(cand);
+      auto it = r.metrics.find("throughput");
+      r.score = r.ok() && it != r.metrics.end() ? it->second / expert : 0;
+      return r;
+    };
+    SurrogateOptions so;
+    so.simulationsPerEvaluation = options_.surrogateSimulations;
+    std::vector<std::unique_ptr<engine::Strategy>> searchers;
+    searchers.push_back(std::move(agent));
+    if (c.config.agent != "ensemble") // when the agent runs dry on the model, the ensemble searches on
+      searchers.push_back(tune::makeEnsembleAgent(space_, c.config.seed));
+    return makeSurrogateAgent(std::move(searchers), predict, c.start, so);
   }
 
   const Space &decisionSpace() const { return space_; }

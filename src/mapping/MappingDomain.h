@@ -25,6 +25,8 @@ struct MappingOptions {
   double noise = 0;
   std::string evaluator = "model"; // or "command"
   CommandOptions command;
+  std::string surrogate;            // "model": search the performance model, evaluate its best for real
+  size_t surrogateSimulations = 200; // model evaluations per real one
 
   nlohmann::json toJson() const;
   /// Strict: unknown keys are errors.

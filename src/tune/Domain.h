@@ -73,6 +73,12 @@ public:
   /// The best's file or folder name when the user does not say, e.g. "best-circuit-run3.map"; the
   /// session puts it beside the store, after the store's name ("hone-best-circuit-run3.map" for hone.db).
   virtual std::string defaultBestName(int64_t runId) const = 0;
+  /// The agent the run uses, made from the one the user chose (a domain may wrap it, e.g. to search a
+  /// model before spending real evaluations); an error when the options do not go together.
+  virtual support::Expected<std::unique_ptr<engine::Strategy>> decorateAgent(std::unique_ptr<engine::Strategy> agent,
+                                                                            const AgentContext &) {
+    return agent;
+  }
 };
 
 /// An agent by name: makes the strategy for a problem.

@@ -210,7 +210,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   }
   // The agent before anything is evaluated or recorded: its settings are usage errors.
   AgentContext context{config, config.start, config.startLabel, client.get()};
-  auto agent = agentInfo->make(problem, context);
+  auto made = agentInfo->make(problem, context);
+  if (!made)
+    return made.error();
+  auto agent = problem.decorateAgent(std::move(*made), context);
   if (!agent)
     return agent.error();
 

@@ -335,5 +335,29 @@ check simulate-assign-truncated 1 "$HONE" simulate --app stencil --assign "$TMP/
 expect_err simulate-assign-truncated "not JSON"
 check simulate-nothing 2 "$HONE" simulate --app stencil
 
+# The surrogate: a "real" machine whose numbers differ from the model's (faster zero-copy memory,
+# slower NVLink), evaluated by `hone simulate` on it; at the same number of real evaluations, the
+# guided agent searching the model first finds a better mapper than the guided agent alone.
+sed -e 's/^  bandwidth_gbs = 12.0  .*PCIe.*/  bandwidth_gbs = 30.0/' -e 's/^bandwidth_gbs = 20.0 .*NVLink.*/bandwidth_gbs = 10.0/' \
+  "$SRC/models/machines/p100x4.toml" >"$TMP/real.toml"
+check surrogate-machine-differs 1 cmp -s "$SRC/models/machines/p100x4.toml" "$TMP/real.toml"
+REAL=(--evaluator command --run "$HONE simulate {policy} --app cannon --machine $TMP/real.toml --json"
+  --metric '"time_s": ([0-9.eE+-]+)' --workdir "$TMP/sur-work" --iterations 6 --agent guided)
+best_of() { python3 -c 'import json,sys; print(json.load(sys.stdin)["best_score"])' <"$TMP/out"; }
+check surrogate-without 0 "$HONE" tune --app cannon "${REAL[@]}" --db "$TMP/sur1.db" --out "$TMP/s1.map" --json
+plain=$(best_of)
+check surrogate-with 0 "$HONE" tune --app cannon "${REAL[@]}" --surrogate model --db "$TMP/sur2.db" --out "$TMP/s2.map" --json
+model=$(best_of)
+check surrogate-beats-plain 0 python3 -c "import sys; sys.exit(0 if $model > $plain * 1.05 else 1)"
+check surrogate-records-predictions 0 bash -c "'$HONE' show 1 --step 1 --db '$TMP/sur2.db' --json | python3 -c '
+import json, sys
+n = json.load(sys.stdin)[\"agent_notes\"][\"surrogate\"]
+sys.exit(0 if n[\"predicted\"] > 0 and n[\"simulations\"] > 0 else 1)'"
+check surrogate-on-the-model 2 "$HONE" tune --app cannon --surrogate model --db "$TMP/sur3.db"
+expect_err surrogate-on-the-model "needs a real evaluator"
+check surrogate-with-llm 2 "$HONE" tune --app cannon "${REAL[@]/guided/llm}" --surrogate model --llm-url http://127.0.0.1:9/v1 --llm-model m \
+  --db "$TMP/sur4.db"
+expect_err surrogate-with-llm "not llm"
+
 echo "e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,6 +5,7 @@
 #include "mapping/Agents.h"
 #include "mapping/Evaluators.h"
 #include "mapping/Space.h"
+#include "mapping/Surrogate.h"
 #include "sim/SimTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -435,6 +436,61 @@ TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
       EXPECT_LT(s.result.score, 0.5);
     }
   EXPECT_TRUE(triedZeroCopy);
+}
+
+
+// ---- the surrogate: search the model, evaluate its best for real ------------------
+
+/// Proposes fixed candidates, one per call, then runs dry.
+class FixedSearcher final : public engine::Strategy {
+public:
+  explicit FixedSearcher(std::vector<std::string> texts) : texts_(std::move(texts)) {}
+  std::vector<engine::Candidate> propose(size_t) override {
+    if (next_ == texts_.size())
+      return {};
+    return {engine::Candidate::make(texts_[next_++], {}, "fixed")};
+  }
+  void notify(const std::vector<engine::Step> &) override {}
+
+private:
+  std::vector<std::string> texts_;
+  size_t next_ = 0;
+};
+
+TEST(Surrogate, ProposesTheBestPredictionAndTrustsLessWhatTheModelOverestimated) {
+  const std::string start = "Task * GPU;\n";
+  const std::string a = start + "Region * * GPU ZCMEM;\n";                  // predicted 2.0
+  const std::string b = start + "Layout * * * SOA C_order;\n";              // predicted 1.5
+  const std::string c = start + "Region * * GPU ZCMEM;\nInstanceLimit t 2;\n"; // predicted 1.9, shares a's change
+  std::map<std::string, double> predicted{{a, 2.0}, {b, 1.5}, {c, 1.9}};
+  auto predict = [&](const engine::Candidate &cand) {
+    engine::EvalResult r;
+    r.score = predicted.at(cand.artifact);
+    return r;
+  };
+  std::vector<std::unique_ptr<engine::Strategy>> searchers;
+  searchers.push_back(std::make_unique<FixedSearcher>(std::vector<std::string>{a, b, c}));
+  auto agent = makeSurrogateAgent(std::move(searchers), predict, start, {10});
+  auto first = agent->propose(1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].artifact, a); // the best prediction
+  EXPECT_DOUBLE_EQ(first[0].notes["surrogate"]["predicted"].get<double>(), 2.0);
+  EXPECT_NE(first[0].rationale.find("the model predicts 2.000x"), std::string::npos) << first[0].rationale;
+  // For real, a is far worse than predicted: c, which makes a's change too, is trusted less than b.
+  engine::Step real;
+  real.candidate = first[0];
+  real.result.score = 0.5;
+  agent->notify({real});
+  auto second = agent->propose(1);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].artifact, b);
+  agent->notify({engine::Step{second[0], engine::EvalResult{}, {}}});
+  auto third = agent->propose(1);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].artifact, c);
+  EXPECT_NE(third[0].rationale.find("trusted 25%"), std::string::npos) << third[0].rationale;
+  EXPECT_TRUE(agent->propose(1).empty()); // every prediction was evaluated and the searcher is dry
+  EXPECT_NE(agent->stopReason().find("no more candidates"), std::string::npos);
 }
 
 } // namespace
