@@ -1,4 +1,4 @@
-// hone report [RUN ...] [--db PATH] [-o FILE] [--title TEXT]
+// hone report [RUN ...] [--db PATH] [-o FILE] [--title TEXT] [--max-steps N]
 // hone plot RUN [RUN ...] [--db PATH] -o FILE.svg|FILE.png
 // hone serve [--db PATH] [--host H] [--port N] [--poll-ms MS]
 // Reading runs as people judge them: best-so-far curves, summaries, and every
@@ -82,6 +82,7 @@ void addReportCommand(CLI::App &app, Action &action) {
   struct Options {
     std::vector<int64_t> runs;
     std::string db = "hone.db", out, title = "hone report";
+    size_t maxSteps = 500;
   };
   auto opts = std::make_shared<Options>();
   auto *cmd = app.add_subcommand("report", "Write one self-contained HTML report of runs: curves, summaries, steps");
@@ -89,6 +90,9 @@ void addReportCommand(CLI::App &app, Action &action) {
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
   cmd->add_option("-o,--out", opts->out, "The HTML file (default: beside the store, STORE-report.html)");
   cmd->add_option("--title", opts->title, "The report's title")->capture_default_str();
+  cmd->add_option("--max-steps", opts->maxSteps,
+                  "Runs with more steps list only those that improved the best (0: every step)")
+      ->capture_default_str();
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
       auto runs = readRuns(opts->db, opts->runs);
@@ -98,6 +102,7 @@ void addReportCommand(CLI::App &app, Action &action) {
       o.title = opts->title;
       o.source = opts->db;
       o.generatedAt = nowUtc();
+      o.maxSteps = opts->maxSteps;
       std::string out = opts->out.empty() ? besideStore(opts->db, "-report.html") : opts->out;
       if (int rc = writeOut(out, report::reportHtml(*runs, o), opts->db); rc != kOk)
         return rc;

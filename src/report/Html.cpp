@@ -136,11 +136,19 @@ std::string findingsHtml(const RunView &r) {
   return "";
 }
 
-std::string stepsTable(const RunView &r) {
-  std::string out = "<table class=\"steps\">\n<tr><th>step</th><th>status</th><th>score</th><th>best so far</th>"
-                    "<th>rationale</th><th>feedback the agent saw</th></tr>\n";
+std::string stepsTable(const RunView &r, size_t maxSteps) {
+  bool all = maxSteps == 0 || r.steps.size() <= maxSteps;
+  std::string out;
+  if (!all)
+    out += fmt::format("<p class=\"muted\">{} steps: the table lists the first and each that improved the best "
+                       "(<code>hone show {} --trajectory</code> lists them all).</p>\n",
+                       r.steps.size(), r.info.id);
+  out += "<table class=\"steps\">\n<tr><th>step</th><th>status</th><th>score</th><th>best so far</th>"
+         "<th>rationale</th><th>feedback the agent saw</th></tr>\n";
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const store::StepRecord &s = r.steps[i];
+    if (!all && i > 0 && !(r.bestSoFar[i] > r.bestSoFar[i - 1]))
+      continue;
     bool ok = s.status == "ok";
     out += fmt::format("<tr data-step=\"{}\" class=\"{}\"><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>"
                        "<td class=\"num\">{}</td><td>{}</td><td><pre>{}</pre></td></tr>\n",
@@ -151,7 +159,7 @@ std::string stepsTable(const RunView &r) {
   return out + "</table>\n";
 }
 
-std::string runSection(const RunView &r) {
+std::string runSection(const RunView &r, size_t maxSteps) {
   std::string out = fmt::format("<details class=\"run\" id=\"run-{0}\" data-run=\"{0}\"><summary>{1}: {2}, {3} of {4} "
                                 "evaluations, best {5}</summary>\n",
                                 r.info.id, e(runLabel(r)), e(r.info.status), r.steps.size(),
@@ -180,7 +188,7 @@ std::string runSection(const RunView &r) {
   } else {
     out += "<p>No step succeeded.</p>\n";
   }
-  out += stepsTable(r);
+  out += stepsTable(r, maxSteps);
   return out + "</details>\n";
 }
 
@@ -202,7 +210,7 @@ std::string reportHtml(const std::vector<RunView> &runs, const ReportOptions &o)
     out += "<figure>" + groupSvg(g) + "</figure>\n";
     out += summaryTable(g);
     for (const RunView *r : g.runs)
-      out += runSection(*r);
+      out += runSection(*r, o.maxSteps);
     out += "</section>\n";
   }
   return out + "</body></html>\n";

@@ -17,6 +17,8 @@ struct ReportOptions {
   std::string title = "hone report";
   std::string source;      // where the runs come from (the store's path)
   std::string generatedAt; // UTC, ISO 8601
+  /// A run with more steps lists only those that improved the best (and the first); 0: every step.
+  size_t maxSteps = 500;
 };
 
 std::string reportHtml(const std::vector<RunView> &runs, const ReportOptions &options);

@@ -141,6 +141,21 @@ TEST(Html, OneSectionPerAppEveryStepAndHostileTextStaysText) {
   EXPECT_NE(html.find("oom: 1.6 GB of 2 GB"), std::string::npos); // the feedback the agent saw
 }
 
+TEST(Html, ALongRunListsItsImprovingSteps) {
+  TempStore t;
+  int64_t id = t.run("random");
+  for (int i = 0; i < 12; ++i)
+    t.step(id, i, i % 3 == 0 ? "ok" : "run_failed", 1.0 + i * 0.1);
+  auto views = loadRuns(*t.store, {});
+  ReportOptions o;
+  o.maxSteps = 5;
+  std::string html = reportHtml(*views, o);
+  EXPECT_EQ(count(html, "<tr data-step="), 4u); // steps 0, 3, 6, 9 each improved the best
+  EXPECT_NE(html.find("hone show 1 --trajectory"), std::string::npos);
+  o.maxSteps = 0;
+  EXPECT_EQ(count(reportHtml(*views, o), "<tr data-step="), 12u);
+}
+
 TEST(Store, ReadOnlyRefusesWhatIsNotAStoreOfThisSchema) {
   std::string path = std::filesystem::temp_directory_path() / ("hone-report-empty-" + std::to_string(getpid()) + ".db");
   { std::FILE *f = std::fopen(path.c_str(), "w"); std::fclose(f); }
