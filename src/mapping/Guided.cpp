@@ -7,6 +7,7 @@
 
 #include "dsl/Frontend.h"
 #include "dsl/Policy.h"
+#include "support/Diff.h"
 #include "sim/Simulator.h"
 
 #include <fmt/format.h>
@@ -191,10 +192,67 @@ private:
       }
       statements += fmt::format("# {}\n{}\n", e.rationale, statement);
     }
-    out += defs + statements + "# ---- the starting mapper ----\n" + start_;
+    out += defs + statements + "# ---- the starting mapper ----\n";
+    size_t startAt = out.size();
+    out += start_;
     if (!out.empty() && out.back() != '\n')
       out += "\n";
+    return withoutOverridden(out, startAt);
+  }
+
+  /// `text` with the start's statements that the edits above override entirely (every task or
+  /// region key of theirs is set by an earlier statement) turned into comments: they would have no
+  /// effect, and a mapper without conflicting duplicates means the same to every implementation.
+  static std::string withoutOverridden(const std::string &text, size_t startAt) {
+    dsl::CheckedSource checked = dsl::checkSource(support::SourceFile("candidate.map", text));
+    if (!checked.ok())
+      return text;
+    std::map<uint32_t, size_t> overriddenKeys; // by a statement's offset: its keys set earlier
+    for (const auto &d : checked.diags->diagnostics())
+      if (d.severity == support::Severity::Warning && d.range.begin.offset >= startAt &&
+          (d.message.find("this later one has no effect") != std::string::npos ||
+           d.message.rfind("duplicate ", 0) == 0))
+        ++overriddenKeys[d.range.begin.offset];
+    std::vector<std::pair<size_t, size_t>> lines; // [begin, end) offsets of statements to comment out
+    for (const auto &stmt : checked.program.stmts) {
+      auto it = overriddenKeys.find(stmt.range.begin.offset);
+      if (it == overriddenKeys.end() || it->second < keyCount(stmt))
+        continue;
+      size_t begin = text.rfind('\n', stmt.range.begin.offset);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      size_t end = text.find('\n', stmt.range.end.offset > 0 ? stmt.range.end.offset - 1 : 0);
+      // Only a statement alone on its lines (before it nothing, after it at most a comment).
+      size_t after = text.find_first_not_of(" \t;", stmt.range.end.offset);
+      if (text.find_first_not_of(" \t", begin) != stmt.range.begin.offset ||
+          (after != std::string::npos && text[after] != '\n' && text[after] != '#'))
+        continue;
+      lines.emplace_back(begin, end == std::string::npos ? text.size() : end);
+    }
+    std::string out;
+    size_t at = 0;
+    for (const auto &[begin, end] : lines) {
+      out += text.substr(at, begin - at);
+      for (const auto &line : support::splitLines(text.substr(begin, end - begin)))
+        out += "# overridden by an edit above: " + line + "\n";
+      at = end + 1;
+    }
+    if (at < text.size())
+      out += text.substr(at);
     return out;
+  }
+
+  /// How many keys a statement sets (a selector naming two tasks sets two).
+  static size_t keyCount(const dsl::Stmt &stmt) {
+    auto names = [](const dsl::Selector &s) { return s.kind == dsl::Selector::Kind::Names ? s.names.size() : 1; };
+    if (auto t = stmt.as<dsl::TaskStmt>())
+      return names(t->tasks);
+    if (auto m = stmt.as<dsl::TaskMapStmt>())
+      return names(m->tasks);
+    if (auto l = stmt.as<dsl::InstanceLimitStmt>())
+      return names(l->task);
+    if (stmt.as<dsl::RegionStmt>() || stmt.as<dsl::LayoutStmt>())
+      return 1;
+    return SIZE_MAX; // others are never overridden
   }
 
   // ---- what the best mapper does now, from its profile ------------------------------

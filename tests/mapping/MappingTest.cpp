@@ -421,6 +421,29 @@ TEST(Agents, GuidedContinuesFromAnEarlierGuidedResult) {
   EXPECT_TRUE(renamed) << "no edit reused a library function's name";
 }
 
+// A start statement that an edit overrides entirely is commented out: it had no effect, and the
+// mapper then means the same to an implementation of either duplicate rule. One that an edit
+// overrides for some of its tasks only stays, and the checker says which.
+TEST(Agents, GuidedCommentsOutTheStartStatementsItsEditsOverride) {
+  Harness h("solomonik");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("solomonik"), "the expert", 1);
+  auto o = h.run(*agent, 20);
+  size_t commented = 0;
+  for (const auto &s : o.steps) {
+    const std::string &text = s.candidate.artifact;
+    commented += text.find("# overridden by an edit above: ") != std::string::npos;
+    auto c = hone::test::checkText(text, "candidate.map");
+    ASSERT_TRUE(c.ok()) << hone::test::diagText(c);
+    for (const auto &d : c.diags->diagnostics())
+      if (d.message.find("this later one has no effect") != std::string::npos) {
+        size_t line = text.rfind('\n', d.range.begin.offset);
+        std::string statement = text.substr(line + 1, text.find('\n', d.range.begin.offset) - line - 1);
+        EXPECT_NE(statement.find(','), std::string::npos) << "wholly overridden but kept: " << statement;
+      }
+  }
+  EXPECT_GT(commented, 0u);
+}
+
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
   // Cannon's expert moves 6.2 GB over NVLink and keeps GPUs 72% busy. The evidence suggests reading
   // the leaf's inputs in place from zero-copy memory, which starves the GEMM (it re-reads its
