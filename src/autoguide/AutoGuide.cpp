@@ -1,6 +1,7 @@
 #include "autoguide/AutoGuide.h"
 
 #include "support/DataPaths.h"
+#include "support/JsonText.h"
 
 #include "support/TomlReader.h"
 
@@ -182,17 +183,17 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
     case MatchKind::Bottleneck:
       if (profile.is_object() && profile.contains("bottlenecks") && profile["bottlenecks"].is_array())
         for (const auto &b : profile["bottlenecks"]) {
-          if (!b.is_object() || b.value("kind", "") != rule.pattern)
+          if (!b.is_object() || support::textOf(b, "kind") != rule.pattern)
             continue;
           double share = b.value("share", 0.0);
-          std::string detail = b.value("detail", "");
+          std::string detail = support::textOf(b, "detail");
           nlohmann::json subject; // kernel findings locate themselves and carry their numbers
           if (b.contains("numbers"))
             for (const char *key : {"resource", "file", "line", "share", "numbers"})
               if (b.contains(key))
                 subject[key] = b[key];
           add(rule, detail,
-              {{"resource", b.value("resource", "")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}},
+              {{"resource", support::textOf(b, "resource")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}},
               std::move(subject));
         }
       break;

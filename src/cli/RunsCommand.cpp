@@ -9,6 +9,7 @@
 #include "store/Store.h"
 #include "support/Diff.h"
 #include "support/FileUtil.h"
+#include "support/JsonText.h"
 #include "tune/LlmOptimizer.h"
 #include "tune/Session.h"
 
@@ -113,8 +114,8 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
       if (summary.size() == 5)
         break;
       if (b.is_object())
-        summary.push_back({{"kind", b.value("kind", "")},
-                           {"resource", b.value("resource", "")},
+        summary.push_back({{"kind", support::textOf(b, "kind")},
+                           {"resource", support::textOf(b, "resource")},
                            {"share", b.contains("share") && b["share"].is_number() ? b["share"].get<double>() : 0.0}});
     }
   if (parent && parent->feedback.is_object() && parent->feedback.contains("findings") &&
@@ -122,7 +123,7 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
     for (const auto &f : parent->feedback["findings"]) {
       if (!f.is_object())
         continue;
-      json d{{"rule", f.value("rule", "")}, {"severity", f.value("severity", "")}, {"evidence", f.value("evidence", "")}};
+      json d{{"rule", support::textOf(f, "rule")}, {"severity", support::textOf(f, "severity")}, {"evidence", support::textOf(f, "evidence")}};
       for (const char *key : {"explanation", "suggestion", "transformations"})
         if (f.contains(key))
           d[key] = f[key];
@@ -200,7 +201,7 @@ void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &
                              n.value("repairs", 0) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
                              n.value("cached", false) ? ", from the cache" : "");
     for (const auto &m : n["messages"])
-      std::cout << "[" << m.value("role", "?") << "]\n" << m.value("content", "") << "\n\n";
+      std::cout << "[" << support::textOf(m, "role", "?") << "]\n" << support::textOf(m, "content") << "\n\n";
   }
 }
 

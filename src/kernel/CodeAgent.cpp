@@ -4,6 +4,7 @@
 #include "llm/Prompt.h"
 #include "support/Diff.h"
 #include "support/FileUtil.h"
+#include "support/JsonText.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -95,7 +96,7 @@ std::vector<ShownDiagnostic> shownDiagnostics(const json &feedback) {
       continue; // the "exec" level shows no analysis
     ShownDiagnostic d;
     d.id = fmt::format("D{}", out.size() + 1);
-    d.rule = f.value("rule", "");
+    d.rule = support::textOf(f, "rule");
     d.text = f["explanation"].get<std::string>();
     if (f.contains("suggestion") && f["suggestion"].is_string())
       d.text += " Suggestion: " + f["suggestion"].get<std::string>();
@@ -268,7 +269,7 @@ std::map<std::string, std::string> KernelCodec::baseValues(const std::string &ba
     diagnostics = feedback.is_object() && feedback.contains("findings") && !feedback["findings"].empty()
                       ? "(not shown at this feedback level)\n"
                       : "(none: the profile shows nothing above hone's thresholds, or it has not run yet)\n";
-  std::string execution = feedback.is_object() ? feedback.value("execution", std::string()) : std::string();
+  std::string execution = feedback.is_object() ? support::textOf(feedback, "execution") : std::string();
   return {{"knobs", knobs}, {"diagnostics", diagnostics}, {"execution", execution.empty() ? "(not run yet)" : execution}};
 }
 
@@ -508,7 +509,7 @@ support::Expected<std::pair<std::string, json>> KernelCodec::readInsight(const s
   for (const auto &t : relevant())
     ids.push_back(t.id);
   for (const auto &c : choices) {
-    std::string id = c.is_object() ? c.value("transformation", std::string()) : std::string();
+    std::string id = c.is_object() ? support::textOf(c, "transformation") : std::string();
     if (!transformation(id)) {
       auto close = support::closestMatch(id, ids);
       return support::Error{fmt::format("'{}' is not a transformation of the catalogue{}; its entries are: {}", id,
@@ -517,7 +518,7 @@ support::Expected<std::pair<std::string, json>> KernelCodec::readInsight(const s
     }
     notes.push_back({{"transformation", id},
                      {"addresses", c.contains("addresses") ? stringsOf(c["addresses"]) : std::vector<std::string>{}},
-                     {"why", c.value("why", std::string())}});
+                     {"why", support::textOf(c, "why")}});
   }
   const json &first = notes.front();
   const Transformation &t = *transformation(first["transformation"].get<std::string>());

@@ -9,6 +9,7 @@
 #include "kernel/KernelDomain.h"
 
 #include "kernel/Runner.h"
+#include "support/JsonText.h"
 
 #include <fmt/format.h>
 
@@ -160,7 +161,7 @@ private:
       for (const auto &f : findings_) {
         if (!f.is_object() || !f.contains("transformations"))
           continue;
-        std::string evidence = f.value("evidence", "");
+        std::string evidence = support::textOf(f, "evidence");
         for (const auto &tid : f["transformations"]) {
           if (!tid.is_string())
             continue;

@@ -2,6 +2,7 @@
 
 #include "store/Store.h"
 #include "support/Interrupt.h"
+#include "support/JsonText.h"
 #include "support/Sqlite.h"
 
 #include "support/StringUtil.h"
@@ -180,7 +181,7 @@ bool refusesParameter(const std::string &body, const std::string &param) {
     const json &e = j["error"];
     if (e.value("param", json()).is_string() && e["param"].get<std::string>() == param)
       return true;
-    std::string message = e.value("message", std::string());
+    std::string message = support::textOf(e, "message");
     return message.find("'" + param + "'") != std::string::npos || message.find("`" + param + "`") != std::string::npos ||
            message.find("\"" + param + "\"") != std::string::npos;
   }
@@ -317,8 +318,8 @@ support::Expected<std::optional<ChatResponse>> Client::cached(const std::string 
   try {
     json j = json::parse(st.text(0));
     ChatResponse r;
-    r.content = j.value("content", "");
-    r.finishReason = j.value("finish_reason", "");
+    r.content = support::textOf(j, "content");
+    r.finishReason = support::textOf(j, "finish_reason");
     r.usage.promptTokens = j.value("prompt_tokens", int64_t{0});
     r.usage.completionTokens = j.value("completion_tokens", int64_t{0});
     std::string f = j.value("format", "text");
@@ -455,7 +456,7 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
         ChatResponse out;
         const json &content = choice.at("message").at("content");
         out.content = content.is_string() ? content.get<std::string>() : content.dump();
-        out.finishReason = choice.value("finish_reason", "");
+        out.finishReason = support::textOf(choice, "finish_reason");
         if (reply.contains("usage") && reply["usage"].is_object()) {
           out.usage.promptTokens = tokenCount(reply["usage"], "prompt_tokens");
           out.usage.completionTokens = tokenCount(reply["usage"], "completion_tokens");

@@ -7,8 +7,9 @@
 
 #include "dsl/Frontend.h"
 #include "dsl/Policy.h"
-#include "support/Diff.h"
 #include "sim/Simulator.h"
+#include "support/Diff.h"
+#include "support/JsonText.h"
 
 #include <fmt/format.h>
 
@@ -261,7 +262,7 @@ private:
     if (!bestProfile_.contains("task_stats"))
       return nullptr;
     for (const auto &t : bestProfile_["task_stats"])
-      if (t.value("name", "") == task)
+      if (support::textOf(t, "name") == task)
         return &t;
     return nullptr;
   }
@@ -318,11 +319,11 @@ private:
   /// Edits that address a failure, read from the error, its detail and AutoGuide's findings.
   std::vector<Edit> fixesFor(const std::string &evidence, const json &profile, const json &feedback) const {
     std::vector<Edit> fixes;
-    std::string kind = profile.is_object() ? profile.value("error_kind", "") : "";
-    std::string text = evidence + "\n" + (profile.is_object() ? profile.value("error_detail", "") : "");
+    std::string kind = profile.is_object() ? support::textOf(profile, "error_kind") : "";
+    std::string text = evidence + "\n" + (profile.is_object() ? support::textOf(profile, "error_detail") : "");
     if (feedback.is_object() && feedback.contains("findings"))
       for (const auto &f : feedback["findings"])
-        text += "\n" + f.value("evidence", "");
+        text += "\n" + support::textOf(f, "evidence");
     std::vector<std::string> named;
     for (const auto &t : app_.tasks)
       if (mentions(text, t.name))
@@ -439,7 +440,7 @@ private:
     std::vector<std::pair<double, std::string>> tasks;
     if (bestProfile_.contains("task_stats"))
       for (const auto &t : bestProfile_["task_stats"])
-        tasks.push_back({t.value("busy_s", 0.0), t.value("name", "")});
+        tasks.push_back({t.value("busy_s", 0.0), support::textOf(t, "name")});
     std::stable_sort(tasks.begin(), tasks.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     std::vector<std::string> out;
     for (auto &[busy, name] : tasks)
@@ -510,7 +511,7 @@ private:
   double busiestKindShare() const {
     if (bestProfile_.contains("bottlenecks"))
       for (const auto &b : bestProfile_["bottlenecks"])
-        if (sim::parseBottleneckKind(b.value("kind", "")) == sim::BottleneckKind::Processor)
+        if (sim::parseBottleneckKind(support::textOf(b, "kind")) == sim::BottleneckKind::Processor)
           return b.value("share", 0.0);
     return 0;
   }
@@ -535,11 +536,11 @@ private:
 
   void addressBottleneck(const json &b, std::vector<Edit> &edits) const {
     using sim::BottleneckKind;
-    auto typed = sim::parseBottleneckKind(b.value("kind", ""));
+    auto typed = sim::parseBottleneckKind(support::textOf(b, "kind"));
     if (!typed)
       return; // not the simulator's: nothing this agent knows how to address
     BottleneckKind kind = *typed;
-    std::string resource = b.value("resource", ""), detail = b.value("detail", "");
+    std::string resource = support::textOf(b, "resource"), detail = support::textOf(b, "detail");
     double elapsed = bestProfile_.value("time_s", 0.0);
     double share = b.value("share", 0.0);
     if (kind == BottleneckKind::Variant && app_.task(resource)) {

@@ -1,5 +1,7 @@
 #include "tune/LlmOptimizer.h"
 
+#include "support/JsonText.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -116,7 +118,7 @@ std::string feedbackText(const json &feedback) {
       if (!f.contains("explanation") && !f.contains("suggestion"))
         continue;
       findings += fmt::format("- [{}] {}\n", f.value("severity", "note"),
-                              f.value("explanation", f.value("evidence", std::string())));
+                              support::textOf(f, "explanation", support::textOf(f, "evidence")));
       if (f.contains("suggestion"))
         findings += fmt::format("  Suggestion: {}\n", f["suggestion"].get<std::string>());
     }

@@ -225,6 +225,9 @@ TEST_F(CodeAgentTest, TheInsightStageNamesCatalogueEntriesOrIsToldWhichExist) {
   EXPECT_EQ(ok->second["choices"][0]["transformation"], "multiple-accumulators");
   EXPECT_FALSE(codec->readInsight("no json"));
   EXPECT_FALSE(codec->readInsight(R"({"choices": []})"));
+  // Fields of the wrong type (found by the reply fuzzer: this threw and ended hone).
+  EXPECT_FALSE(codec->readInsight(R"({"transformation": 11})"));
+  EXPECT_TRUE(codec->readInsight(R"({"choices": [{"transformation": "multiple-accumulators", "why": 3}]})")); // no reason
 }
 
 TEST(EnclosingBlock, BracesInCommentsStringsAndCharactersDoNotCount) {

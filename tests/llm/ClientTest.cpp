@@ -158,6 +158,9 @@ TEST_F(Fixture, AReasoningModelThatRefusesATemperatureIsAskedWithoutOne) {
   auto bad = c->chat(ask("z"));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("HTTP 400: messages: too long"), std::string::npos) << bad.error().message;
+  // An error body with fields of the wrong types is an error too, not a crash.
+  server.then(FakeServer::status(400, R"({"error":{"message":5,"param":["max_tokens"]}})"));
+  EXPECT_FALSE(c->chat(ask("w")).ok());
 }
 
 TEST_F(Fixture, FallsBackFromJsonSchemaToJsonObjectToText) {
