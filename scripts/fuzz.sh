@@ -48,7 +48,7 @@ for t in "${targets[@]}"; do
     -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="fuzz/$t-" \
     "build-fuzz/fuzz-new/$t" "$corpus" >"$log" 2>&1 || rc=$?
   if [ "$jobs" -gt 1 ]; then cat fuzz-[0-9]*.log >>"$log" 2>/dev/null || true; rm -f fuzz-[0-9]*.log; fi
-  runs=$(grep -o 'Done [0-9]* runs' "$log" | awk '{s += $2} END {print s + 0}')
+  runs=$( (grep -o 'Done [0-9]* runs' "$log" || true) | awk '{s += $2} END {print s + 0}')
   found=$(find fuzz -maxdepth 1 \( -name "$t-crash-*" -o -name "$t-leak-*" -o -name "$t-timeout-*" -o -name "$t-oom-*" \) |
     wc -l)
   if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then status=1; fi
