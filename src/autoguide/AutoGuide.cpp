@@ -185,7 +185,7 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
         for (const auto &b : profile["bottlenecks"]) {
           if (!b.is_object() || support::textOf(b, "kind") != rule.pattern)
             continue;
-          double share = b.value("share", 0.0);
+          double share = support::numberOf(b, "share");
           std::string detail = support::textOf(b, "detail");
           nlohmann::json subject; // kernel findings locate themselves and carry their numbers
           if (b.contains("numbers"))

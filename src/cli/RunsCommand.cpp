@@ -196,9 +196,9 @@ void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &
     const json &n = s.notes;
     std::cout << fmt::format("\n--- conversation ({}, seed {}, {} call{}, {} repair{}, {} prompt + {} completion "
                              "tokens, cost {:.4f}{}) ---\n",
-                             n.value("optimizer", "?"), n.contains("seed") ? n["seed"].dump() : "-",
-                             n.value("calls", 0), n.value("calls", 0) == 1 ? "" : "s", n.value("repairs", 0),
-                             n.value("repairs", 0) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
+                             support::textOf(n, "optimizer", "?"), n.contains("seed") ? n["seed"].dump() : "-",
+                             static_cast<int64_t>(support::numberOf(n, "calls")), static_cast<int64_t>(support::numberOf(n, "calls")) == 1 ? "" : "s", static_cast<int64_t>(support::numberOf(n, "repairs")),
+                             static_cast<int64_t>(support::numberOf(n, "repairs")) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
                              n.value("cached", false) ? ", from the cache" : "");
     for (const auto &m : n["messages"])
       std::cout << "[" << support::textOf(m, "role", "?") << "]\n" << support::textOf(m, "content") << "\n\n";

@@ -440,7 +440,7 @@ private:
     std::vector<std::pair<double, std::string>> tasks;
     if (bestProfile_.contains("task_stats"))
       for (const auto &t : bestProfile_["task_stats"])
-        tasks.push_back({t.value("busy_s", 0.0), support::textOf(t, "name")});
+        tasks.push_back({support::numberOf(t, "busy_s"), support::textOf(t, "name")});
     std::stable_sort(tasks.begin(), tasks.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
     std::vector<std::string> out;
     for (auto &[busy, name] : tasks)
@@ -512,7 +512,7 @@ private:
     if (bestProfile_.contains("bottlenecks"))
       for (const auto &b : bestProfile_["bottlenecks"])
         if (sim::parseBottleneckKind(support::textOf(b, "kind")) == sim::BottleneckKind::Processor)
-          return b.value("share", 0.0);
+          return support::numberOf(b, "share");
     return 0;
   }
 
@@ -541,8 +541,8 @@ private:
       return; // not the simulator's: nothing this agent knows how to address
     BottleneckKind kind = *typed;
     std::string resource = support::textOf(b, "resource"), detail = support::textOf(b, "detail");
-    double elapsed = bestProfile_.value("time_s", 0.0);
-    double share = b.value("share", 0.0);
+    double elapsed = support::numberOf(bestProfile_, "time_s");
+    double share = support::numberOf(b, "share");
     if (kind == BottleneckKind::Variant && app_.task(resource)) {
       if (const Param *p = param(resource + ".processor"))
         for (const auto &v : p->values)

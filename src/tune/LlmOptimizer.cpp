@@ -117,7 +117,7 @@ std::string feedbackText(const json &feedback) {
       // explanation, so that the exec level shows the execution output only.
       if (!f.contains("explanation") && !f.contains("suggestion"))
         continue;
-      findings += fmt::format("- [{}] {}\n", f.value("severity", "note"),
+      findings += fmt::format("- [{}] {}\n", support::textOf(f, "severity", "note"),
                               support::textOf(f, "explanation", support::textOf(f, "evidence")));
       if (f.contains("suggestion"))
         findings += fmt::format("  Suggestion: {}\n", f["suggestion"].get<std::string>());

@@ -3,6 +3,7 @@
 #include "autoguide/AutoGuide.h"
 #include "llm/Client.h"
 #include "support/Interrupt.h"
+#include "support/JsonText.h"
 #include "tune/Domain.h"
 
 #include <fmt/format.h>
@@ -40,7 +41,7 @@ store::StepRecord toRecord(const engine::Step &s, int64_t sequence) {
     const json &usage = r.notes.value("usage", json::object());
     r.promptTokens = usage.value("prompt_tokens", int64_t{0});
     r.completionTokens = usage.value("completion_tokens", int64_t{0});
-    r.cost = r.notes.value("cost", 0.0);
+    r.cost = support::numberOf(r.notes, "cost");
   }
   return r;
 }
