@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real OpenTuner against hone's agents on hone's performance model, as an outside user would run
 # it (bench/opentuner/hone_tuner.py: every decision of `hone space --json` an EnumParameter, each
-# configuration evaluated by `hone simulate --assign`, failures reported as errors, exactly N hone
+# configuration evaluated by `hone simulate --assign`, failures reported as errors, at most N hone
 # calls per run). OpenTuner comes from a source tree you provide (a git clone of
 # https://github.com/jansel/opentuner; this script never downloads) and runs on Debian's
 # python3-numpy, python3-sqlalchemy and python3-future (installed here if missing).

@@ -3,6 +3,7 @@
 `hone space --json` is an OpenTuner EnumParameter, each configuration is evaluated with
 `hone simulate --assign`, a failure is reported as an error, and the score is the throughput
 relative to the expert mapper (the expert's throughput is measured first, also through hone).
+At most N calls of hone per run (OpenTuner's test limit also counts duplicates it does not rerun).
 Prints one JSON line: {"app", "seed", "evaluations", "best_score", "failures"}.
 
   PYTHONPATH=OPENTUNER_SRC python3 hone_tuner.py --hone HONE --app APP --evaluations N --seed S
@@ -49,7 +50,7 @@ class HoneTuner(MeasurementInterface):
         return m
 
     def run(self, desired_result, input, limit):
-        if STATE["evaluations"] >= self.hone_args.evaluations:  # exactly N calls of hone, whatever OpenTuner asks
+        if STATE["evaluations"] >= self.hone_args.evaluations:  # at most N calls of hone, whatever OpenTuner asks
             return Result(state="ERROR", accuracy=0.0, time=0.0)
         cfg = desired_result.configuration.data
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
