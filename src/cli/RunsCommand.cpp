@@ -55,7 +55,7 @@ void addRunsCommand(CLI::App &app, Action &action) {
         list.push_back(report::summaryJson(s));
         table += fmt::format("{:>4}  {:<20}  {:<10}  {:<8}  {:<8}  {:>5}  {:>6}  {:>8}  {}\n", r.id, r.createdAt,
                              r.app, r.machine, r.agent, r.seed,
-                             fmt::format("{}/{}", s.steps.size(), r.config.value("iterations", 0)),
+                             fmt::format("{}/{}", s.steps.size(), s.iterations()),
                              s.best ? fmt::format("{:.3f}", s.bestScore) : "-", r.status);
       }
       if (opts->json)
@@ -149,7 +149,7 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
   std::string validation = st == "ok"                                   ? "passed"
                            : st == "rejected" || st == "build_failed" ? "not run"
                                                                         : "failed";
-  bool relative = run.config.value("baseline", 0.0) > 0;
+  bool relative = support::numberOf(run.config, "baseline") > 0;
   return json{{"schema", "hone.corpus/1"},
               {"run", run.id},
               {"domain", run.domain},
@@ -179,7 +179,7 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
 
 /// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
 void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, const store::StepRecord &s) {
-  double baseline = run.config.value("baseline", 0.0);
+  double baseline = support::numberOf(run.config, "baseline");
   std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
                            s.status == "ok" ? ", score " + tune::scoreText(s.score, baseline) : ": " + s.error);
   std::cout << fmt::format("rationale: {}\n", s.rationale);
@@ -275,10 +275,10 @@ void addShowCommand(CLI::App &app, Action &action) {
       }
       std::cout << fmt::format("run {}: {} on {}, {} agent, seed {}, {} ({})\n", run->id, run->app, run->machine,
                                run->agent, run->seed, run->status, run->createdAt);
-      std::cout << fmt::format("scores relative to {}\n", run->config.value("baseline_label", "?"));
-      std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.steps.size(), run->config.value("iterations", 0),
+      std::cout << fmt::format("scores relative to {}\n", support::textOf(run->config, "baseline_label", "?"));
+      std::cout << fmt::format("{} of {} evaluations, {} failed\n", s.steps.size(), s.iterations(),
                                s.failures);
-      double baseline = run->config.value("baseline", 0.0);
+      double baseline = support::numberOf(run->config, "baseline");
       if (s.best)
         std::cout << fmt::format("best: {} at step {}: {}\n", tune::scoreText(s.bestScore, baseline), *s.best,
                                  steps[*s.best].rationale);

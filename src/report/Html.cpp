@@ -106,7 +106,7 @@ std::string summaryTable(const RunGroup &g) {
                        "<td class=\"num\">{10:.4f}</td></tr>\n",
                        r->info.id, e(r->info.agent), r->info.seed, e(r->info.status),
                        r->best ? scoreCell(*r, r->bestScore) : "-", r->best ? std::to_string(*r->best) : "-",
-                       r->steps.size(), r->info.config.value("iterations", 0), e(failuresText(*r)),
+                       r->steps.size(), r->iterations(), e(failuresText(*r)),
                        r->usage.promptTokens + r->usage.completionTokens, r->usage.cost);
   return out + "</table>\n";
 }
@@ -163,7 +163,7 @@ std::string runSection(const RunView &r, size_t maxSteps) {
   std::string out = fmt::format("<details class=\"run\" id=\"run-{0}\" data-run=\"{0}\"><summary>{1}: {2}, {3} of {4} "
                                 "evaluations, best {5}</summary>\n",
                                 r.info.id, e(runLabel(r)), e(r.info.status), r.steps.size(),
-                                r.info.config.value("iterations", 0), r.best ? scoreCell(r, r.bestScore) : "-");
+                                r.iterations(), r.best ? scoreCell(r, r.bestScore) : "-");
   if (!r.baselineLabel().empty())
     out += fmt::format("<p class=\"muted\">Scores relative to {}.</p>\n", e(r.baselineLabel()));
   if (r.best) {

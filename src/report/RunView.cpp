@@ -59,7 +59,7 @@ json summaryJson(const RunView &v) {
           {"agent", r.agent},
           {"seed", r.seed},
           {"status", r.status},
-          {"iterations", r.config.value("iterations", 0)},
+          {"iterations", v.iterations()},
           {"evaluations", v.steps.size()},
           {"failures", v.failures},
           {"failures_by_status", [&] {

@@ -6,6 +6,7 @@
 
 #include "store/Store.h"
 #include "support/Expected.h"
+#include "support/JsonText.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,9 +29,14 @@ struct RunView {
   double bestScore = 0;
   std::vector<double> bestSoFar; // after each step; 0 until the first ok step
 
-  double baseline() const { return info.config.value("baseline", 0.0); }
+  double baseline() const { return support::numberOf(info.config, "baseline"); }
+  /// The run's budget of evaluations (0 when the stored configuration does not say).
+  int64_t iterations() const {
+    double n = support::numberOf(info.config, "iterations");
+    return n >= 0 && n < 1e15 ? static_cast<int64_t>(n) : 0;
+  }
   /// What scores are relative to ("the expert mapper ...", "the unmodified project"); empty if absolute.
-  std::string baselineLabel() const { return info.config.value("baseline_label", ""); }
+  std::string baselineLabel() const { return support::textOf(info.config, "baseline_label"); }
   /// What the run's candidates are called: "mapper" or "variant".
   std::string artifactName() const { return info.domain == "kernel" ? "variant" : "mapper"; }
 };

@@ -123,7 +123,11 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &stored) {
   try {
     if (!stored.is_object())
       return support::Error{"the run's stored configuration is not a JSON object"};
-    int version = stored.value("config_version", 1);
+    int version = stored.contains("config_version") ? JsonReader(stored, "the run's configuration")
+                                                          .get<int>("config_version")
+                                                    : 1;
+    if (version < 1)
+      return support::Error{fmt::format("the run's configuration is version {}, which no hone writes", version)};
     if (version > kConfigVersion)
       return support::Error{fmt::format("the run's configuration is version {}; this hone reads up to {} (a newer "
                                         "hone wrote it)",

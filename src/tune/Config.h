@@ -10,9 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hone::tune {
@@ -65,15 +68,15 @@ public:
     seen_.push_back(key);
     if (!j_.contains(key))
       throw std::runtime_error(what_ + ": missing '" + key + "'");
-    return j_.at(key).get<T>();
+    return convert<T>(j_.at(key), key);
   }
   template <typename T> T get(const char *key, T fallback) {
     seen_.push_back(key);
-    return j_.contains(key) && !j_.at(key).is_null() ? j_.at(key).get<T>() : fallback;
+    return j_.contains(key) && !j_.at(key).is_null() ? convert<T>(j_.at(key), key) : fallback;
   }
   template <typename T> std::optional<T> optional(const char *key) {
     seen_.push_back(key);
-    return j_.contains(key) && !j_.at(key).is_null() ? std::optional<T>(j_.at(key).get<T>()) : std::nullopt;
+    return j_.contains(key) && !j_.at(key).is_null() ? std::optional<T>(convert<T>(j_.at(key), key)) : std::nullopt;
   }
   const nlohmann::json &raw(const char *key) {
     seen_.push_back(key);
@@ -84,6 +87,24 @@ public:
   void finish() const;
 
 private:
+  /// A number must fit the type it is read as (a stored 1e31 is not an int: converting it would be
+  /// undefined behaviour), and a whole-number type takes only whole numbers.
+  template <typename T> T convert(const nlohmann::json &v, const char *key) const {
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      if (v.is_number()) {
+        long double x = v.is_number_float()      ? static_cast<long double>(v.get<double>())
+                        : v.is_number_unsigned() ? static_cast<long double>(v.get<uint64_t>())
+                                                 : static_cast<long double>(v.get<int64_t>());
+        bool fits = x == x && x >= static_cast<long double>(std::numeric_limits<T>::lowest()) &&
+                    x <= static_cast<long double>(std::numeric_limits<T>::max()) &&
+                    (std::is_floating_point_v<T> || x == std::floor(x));
+        if (!fits)
+          throw std::runtime_error(what_ + ": '" + key + "' is " + v.dump() + ", out of range");
+      }
+    }
+    return v.get<T>();
+  }
+
   const nlohmann::json &j_;
   std::string what_;
   std::vector<std::string> seen_;

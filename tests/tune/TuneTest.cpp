@@ -70,6 +70,18 @@ TEST(TuneConfig, StrictAndVersioned) {
   j = c.toJson();
   j["iterations"] = "ten";
   EXPECT_FALSE(TuneConfig::fromJson(j));
+  // Numbers that do not fit what they are read as (found by the config fuzzer: undefined behaviour).
+  for (json bad : {json(2.8888e31), json(-1), json(2.5), json(1e300)}) {
+    j = c.toJson();
+    j["config_version"] = bad;
+    auto r = TuneConfig::fromJson(j);
+    ASSERT_FALSE(r) << bad;
+    j = c.toJson();
+    j["iterations"] = bad;
+    r = TuneConfig::fromJson(j);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("'iterations' is"), std::string::npos) << r.error().message;
+  }
 }
 
 // ---- a toy domain: a number to guess -----------------------------------------------
