@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <cxxabi.h>
 #include <memory>
@@ -12,6 +13,27 @@
 #include <sstream>
 
 namespace hone::kernel {
+
+namespace {
+
+/// A count a tool's report prints (digits), saturated at 10^15 -- no real report holds more -- instead
+/// of overflowing (std::atoll and std::atoi are undefined beyond their range: the ptxas fuzzer found it).
+int64_t countOf(const std::string &digits) {
+  constexpr int64_t kMax = 1'000'000'000'000'000;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      break;
+    if (v > kMax / 10)
+      return kMax;
+    v = v * 10 + (c - '0');
+  }
+  return std::min(v, kMax);
+}
+
+int intOf(const std::string &digits) { return static_cast<int>(std::min<int64_t>(countOf(digits), INT32_MAX)); }
+
+} // namespace
 
 using support::Error;
 using support::Expected;
@@ -196,8 +218,8 @@ template <typename Make> std::vector<Remark> remarks(const std::string &text, co
       continue;
     Remark r;
     r.file = m[1].str();
-    r.line = std::atoi(m[2].str().c_str());
-    r.column = std::atoi(m[3].str().c_str());
+    r.line = intOf(m[2].str());
+    r.column = intOf(m[3].str());
     make(m, r);
     out.push_back(std::move(r));
   }
@@ -362,10 +384,10 @@ std::string extractHotLoop(const std::string &assembly, const std::string &file,
       continue;
     std::smatch m;
     if (std::regex_search(l, m, fileRe)) {
-      files[std::atoi(m[1].str().c_str())] = m[3].matched ? m[3].str() : m[2].str();
+      files[intOf(m[1].str())] = m[3].matched ? m[3].str() : m[2].str();
     } else if (std::regex_search(l, m, locRe)) {
-      curFile = std::atoi(m[1].str().c_str());
-      curLine = std::atoi(m[2].str().c_str());
+      curFile = intOf(m[1].str());
+      curLine = intOf(m[2].str());
     } else if (std::regex_search(l, m, labelRe)) {
       labels[m[1].str()] = insns.size();
     } else {
@@ -445,18 +467,18 @@ Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
       current = m[1].str();
     } else if (std::regex_search(l, m, frameRe) && !current.empty()) {
       PtxasKernel &k = kernel(current);
-      k.stackBytes = std::atoll(m[1].str().c_str());
-      k.spillStores = std::atoll(m[2].str().c_str());
-      k.spillLoads = std::atoll(m[3].str().c_str());
+      k.stackBytes = countOf(m[1].str());
+      k.spillStores = countOf(m[2].str());
+      k.spillLoads = countOf(m[3].str());
     } else if (std::regex_search(l, m, usedRe) && !current.empty()) {
       PtxasKernel &k = kernel(current);
-      k.registers = std::atoi(m[1].str().c_str());
+      k.registers = intOf(m[1].str());
       if (std::regex_search(l, m, barRe))
-        k.barriers = std::atoi(m[1].str().c_str());
+        k.barriers = intOf(m[1].str());
       if (std::regex_search(l, m, smemRe))
-        k.sharedBytes = std::atoll(m[1].str().c_str());
+        k.sharedBytes = countOf(m[1].str());
       if (std::regex_search(l, m, cmemRe))
-        k.constantBytes = std::atoll(m[1].str().c_str());
+        k.constantBytes = countOf(m[1].str());
     }
   }
   if (out.empty())

@@ -2,6 +2,7 @@
 // (cachegrind, gcc and clang remarks, perf stat, llvm-mca, ptxas, an asm
 // listing) and Nsight Compute CSV written from its documented format; every
 // parser also gets input that is not its format, cut short, or hostile.
+#include "kernel/Diagnose.h"
 #include "kernel/Profile.h"
 
 #include "TestUtil.h"
@@ -177,6 +178,17 @@ TEST(Ptxas, RegistersSharedMemoryAndSpills) {
   EXPECT_EQ((*spill)[0].registers, 255);
   EXPECT_FALSE(parsePtxas("nvcc fatal : Unknown option '-foo'\n"));
   EXPECT_FALSE(parsePtxas(""));
+  // Numbers past any real report saturate instead of overflowing (found by the ptxas fuzzer).
+  auto huge = parsePtxas("ptxas info    : Compiling entry function '_Z3fooPf' for 'sm_90'\n"
+                         "ptxas info    : Function properties for _Z3fooPf\n"
+                         "    0 bytes stack frame, 1 bytes spill stores, 99999999999999999999999999 bytes spill loads\n"
+                         "ptxas info    : Used 99999999999999 registers\n");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ((*huge)[0].spillLoads, 1'000'000'000'000'000);
+  EXPECT_EQ((*huge)[0].registers, INT32_MAX);
+  KernelProfile p;
+  p.ptxas = *huge;
+  EXPECT_FALSE(diagnose(p)["bottlenecks"].empty());
 }
 
 TEST(Ncu, DetailsPage) {
