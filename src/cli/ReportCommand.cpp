@@ -10,10 +10,14 @@
 #include "report/Svg.h"
 #include "support/FileUtil.h"
 #include "support/Subprocess.h"
+#include "tune/Session.h"
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -50,12 +54,6 @@ std::optional<std::vector<report::RunView>> readRuns(const std::string &db, cons
     return std::nullopt;
   }
   return std::move(*views);
-}
-
-/// The default output beside the store: runs/x.db -> runs/x-report.html.
-std::string besideStore(const std::string &db, const std::string &suffix) {
-  std::filesystem::path p(db);
-  return (p.parent_path() / (p.stem().string() + suffix)).string();
 }
 
 bool sameFile(const std::string &a, const std::string &b) {
@@ -103,7 +101,7 @@ void addReportCommand(CLI::App &app, Action &action) {
       o.source = opts->db;
       o.generatedAt = nowUtc();
       o.maxSteps = opts->maxSteps;
-      std::string out = opts->out.empty() ? besideStore(opts->db, "-report.html") : opts->out;
+      std::string out = opts->out.empty() ? tune::besideStore(opts->db, "report.html") : opts->out;
       if (int rc = writeOut(out, report::reportHtml(*runs, o), opts->db); rc != kOk)
         return rc;
       std::cout << fmt::format("hone: wrote {} ({} run{})\n", out, runs->size(), runs->size() == 1 ? "" : "s");
@@ -149,14 +147,22 @@ void addPlotCommand(CLI::App &app, Action &action) {
         if (int rc = writeOut(opts->out, svg, opts->db); rc != kOk)
           return rc;
       } else {
-        std::string tmp = opts->out + ".hone-plot.svg";
-        if (int rc = writeOut(tmp, svg, opts->db); rc != kOk)
+        // The SVG goes to a fresh private folder (never a fixed name a planted link could take).
+        std::string dirTemplate = (std::filesystem::temp_directory_path() / "hone-plot-XXXXXX").string();
+        if (!mkdtemp(dirTemplate.data())) {
+          std::cerr << fmt::format("hone: cannot make a temporary folder for the figure: {}\n", std::strerror(errno));
+          return kRejected;
+        }
+        std::string tmp = dirTemplate + "/curve.svg";
+        if (int rc = writeOut(tmp, svg, opts->db); rc != kOk) {
+          std::filesystem::remove_all(dirTemplate);
           return rc;
+        }
         support::SubprocessOptions so;
         so.argv = {"rsvg-convert", "--format=png", "--output", opts->out, tmp};
         so.timeoutS = 60;
         auto r = support::runSubprocess(so);
-        std::filesystem::remove(tmp);
+        std::filesystem::remove_all(dirTemplate);
         if (!r.ok()) {
           std::cerr << fmt::format("hone: cannot write {}: rsvg-convert {}{}\n", opts->out, r.describe(),
                                    r.started ? ": " + r.output

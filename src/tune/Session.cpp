@@ -73,14 +73,12 @@ std::string scoreText(double score, double baseline) {
 
 std::string scoreText(double score, const TuneConfig &c) { return scoreText(score, c.baseline); }
 
-namespace {
-
-// The default best file: beside the store, after its name (hone.db -> hone-best-...), so runs of two
-// stores never write the same file.
 std::string besideStore(const std::string &db, const std::string &name) {
   std::filesystem::path p(db);
   return (p.parent_path() / (p.stem().string() + "-" + name)).string();
 }
+
+namespace {
 
 // Why `path` cannot take the best, or nullopt: its folder must exist (it is created) and be
 // writable, and a file already there must be a regular file or a folder.
