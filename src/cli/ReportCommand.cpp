@@ -158,6 +158,9 @@ void addPlotCommand(CLI::App &app, Action &action) {
           std::filesystem::remove_all(dirTemplate);
           return rc;
         }
+        std::error_code made; // a missing folder is created, as for an SVG
+        if (auto parent = std::filesystem::path(opts->out).parent_path(); !parent.empty())
+          std::filesystem::create_directories(parent, made);
         support::SubprocessOptions so;
         so.argv = {"rsvg-convert", "--format=png", "--output", opts->out, tmp};
         so.timeoutS = 60;
