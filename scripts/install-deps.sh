@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  zlib1g-dev                          # Legion Prof logs of real runs (gzip)
   valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
   librsvg2-bin                        # hone plot -o FILE.png (rsvg-convert)
   chromium                            # browser tests of the report and dashboard (tests/browser)

@@ -57,6 +57,9 @@ void addDescribeCommand(CLI::App &app, Action &action);
 void addReportCommand(CLI::App &app, Action &action);
 void addPlotCommand(CLI::App &app, Action &action);
 void addServeCommand(CLI::App &app, Action &action);
+void addLegionProfCommand(CLI::App &app, Action &action);
+void addMachineCommand(CLI::App &app, Action &action);
+void addModelCommand(CLI::App &app, Action &action);
 
 /// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
 void registerDomains();

@@ -234,8 +234,12 @@ void addShowCommand(CLI::App &app, Action &action) {
                                    static_cast<int64_t>(steps.size()) - 1);
           return kUsage;
         }
-        if (opts->json)
-          std::cout << stepJson(*run, steps, static_cast<size_t>(*opts->step)).dump(2) << "\n";
+        if (opts->json) {
+          // One step in full: with the profile its evaluation produced (the model's, or a real run's).
+          json j = stepJson(*run, steps, static_cast<size_t>(*opts->step));
+          j["profile"] = steps[static_cast<size_t>(*opts->step)].profile;
+          std::cout << j.dump(2) << "\n";
+        }
         else
           printStep(*run, steps, steps[static_cast<size_t>(*opts->step)]);
         return kOk;

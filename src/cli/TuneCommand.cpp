@@ -123,6 +123,9 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--higher-is-better", m.command.higherIsBetter,
                 "Command evaluator: the metric is a throughput (default: a time)");
   cmd->add_option("--timeout", m.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
+  cmd->add_option("--repeats", m.command.repeats, "Command evaluator: runs per candidate (the metric is their median)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
   cmd->add_option("--surrogate", m.surrogate,
                   "Command evaluator: 'model' searches the performance model and runs only what it predicts best")
@@ -196,7 +199,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
       std::cerr << "hone: warning: --start has no effect with --agent " << opts->config.agent
                 << " (it searches the space from its default assignment)\n";
     if (opts->mapping.evaluator != "command")
-      for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb"})
+      for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb", "--repeats"})
         if (cmd->get_option(name)->count() > 0)
           std::cerr << "hone: warning: " << name << " has no effect without --evaluator command\n";
     action = [opts]() -> int {

@@ -78,6 +78,9 @@ int main(int argc, char **argv) {
     addReportCommand(app, action);
     addPlotCommand(app, action);
     addServeCommand(app, action);
+    addLegionProfCommand(app, action);
+    addMachineCommand(app, action);
+    addModelCommand(app, action);
     addSpaceCommand(app, action);
     addLlmCheckCommand(app, action);
     addKernelCommand(app, action);

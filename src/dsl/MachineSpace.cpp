@@ -332,6 +332,10 @@ std::vector<int64_t> MachineSpace::toParent(const std::vector<int64_t> &p) const
   case Op::Merge: {
     int64_t mergeDim = a_ < b_ ? a_ : a_ - 1;
     std::vector<int64_t> r = p;
+    if (pd[b_] == 0) { // a merge with an empty dimension is empty: any point is out of bound at the root
+      r.insert(r.begin() + b_, p[mergeDim]);
+      return r;
+    }
     r[mergeDim] = p[mergeDim] / pd[b_];
     r.insert(r.begin() + b_, p[mergeDim] % pd[b_]);
     return r;

@@ -2,13 +2,16 @@
 
 #include "dsl/Frontend.h"
 #include "legion/Compiler.h"
+#include "legion/ProfLog.h"
 #include "sim/AppCheck.h"
 #include "support/DataPaths.h"
 #include "support/FileUtil.h"
+#include "support/StringUtil.h"
 #include "support/Subprocess.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -247,8 +250,22 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
     r.seconds = since(t0);
     return r;
   }
-  std::map<std::string, std::string> vars = {
-      {"policy", quote(policy.string())}, {"cpp", quote(cpp.string())}, {"dir", quote(dir.string())}, {"hash", hash}};
+  // {prof}: where a Legion program writes its profiler logs (-lg:prof 1 -lg:prof_logfile {prof});
+  // Legion replaces the % with the node. When the run leaves such logs, they are the profile.
+  std::map<std::string, std::string> vars = {{"policy", quote(policy.string())},
+                                             {"cpp", quote(cpp.string())},
+                                             {"dir", quote(dir.string())},
+                                             {"hash", hash},
+                                             {"prof", quote((dir / "legion_prof_%.gz").string())}};
+  auto profLogs = [&]() {
+    std::vector<std::string> logs;
+    std::error_code lec;
+    for (const auto &e : fs::directory_iterator(dir, lec))
+      if (e.path().filename().string().rfind("legion_prof_", 0) == 0)
+        logs.push_back(e.path().string());
+    std::sort(logs.begin(), logs.end());
+    return logs;
+  };
   auto runOne = [&](const std::string &templ) {
     support::SubprocessOptions so;
     so.argv = {"/bin/sh", "-c", substitute(templ, vars)};
@@ -257,9 +274,12 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
     so.memoryLimitBytes = options_.memoryLimitBytes;
     return support::runSubprocess(so);
   };
+  // The error names the output's telltale line (a compiler's or the runtime's message), so that a
+  // rejected mapping reads as what the runtime said, not only as an exit status.
   auto failed = [&](const support::SubprocessResult &sr, EvalStatus status, const char *what) {
     r.status = sr.timedOut ? EvalStatus::TimedOut : status;
-    r.error = fmt::format("{} command {}", what, sr.describe());
+    std::string line = support::telltaleLine(sr.output);
+    r.error = fmt::format("{} command {}{}", what, sr.describe(), line.empty() ? "" : ": " + line);
     r.rawOutput += sr.output;
   };
   if (!options_.build.empty()) {
@@ -271,23 +291,61 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
       return r;
     }
   }
-  auto ran = runOne(options_.run);
-  r.metrics["run_s"] = ran.seconds;
-  r.rawOutput += ran.output;
-  if (!ran.ok()) {
-    r.rawOutput.clear();
-    failed(ran, EvalStatus::RunFailed, "run");
-    r.seconds = since(t0);
-    return r;
-  }
-  // The last match of the metric in the output.
+  // The last match of the metric in a run's output.
+  auto metricOf = [&](const std::string &output) {
+    std::optional<double> value;
+    for (const support::RegexMatch &m : metric_.findAll(output)) {
+      const std::string &text = m.groups.size() > 1 ? m.groups[1] : m.groups[0];
+      char *end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (end != text.c_str())
+        value = v;
+    }
+    return value;
+  };
+  // --repeats N: N runs, the metric is their median (a real machine is noisy); one failed run fails
+  // the candidate, since a mapping that only sometimes works is not one to keep.
   std::optional<double> value;
-  for (const support::RegexMatch &m : metric_.findAll(ran.output)) {
-    const std::string &text = m.groups.size() > 1 ? m.groups[1] : m.groups[0];
-    char *end = nullptr;
-    double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str())
-      value = v;
+  std::vector<double> values;
+  double runSeconds = 0;
+  for (int rep = 0; rep < std::max(1, options_.repeats); ++rep) {
+    for (const auto &old : profLogs()) // each run's logs are its own
+      fs::remove(old, ec);
+    auto ran = runOne(options_.run);
+    runSeconds += ran.seconds;
+    r.metrics["run_s"] = runSeconds;
+    if (!ran.ok()) {
+      r.rawOutput.clear();
+      failed(ran, EvalStatus::RunFailed, "run");
+      if (rep > 0)
+        r.error = fmt::format("run {} of {}: {}", rep + 1, options_.repeats, r.error);
+      r.seconds = since(t0);
+      return r;
+    }
+    r.rawOutput = ran.output;
+    value = metricOf(ran.output);
+    if (!value || !std::isfinite(*value) || !(*value > 0))
+      break; // reported below, from this run's output
+    values.push_back(*value);
+  }
+  if (auto logs = profLogs(); !logs.empty()) {
+    std::vector<std::string> warnings;
+    auto prof = legion::readLegionProfile(logs, &warnings);
+    if (prof) {
+      r.profile = legion::toProfileJson(*prof);
+      for (const auto &w : warnings)
+        r.profile["warnings"].push_back(w);
+    } else {
+      r.profile = {{"source", "legion-prof"}, {"warnings", {prof.error().message}}};
+    }
+  }
+  if (values.size() > 1 && values.size() == static_cast<size_t>(options_.repeats)) {
+    std::sort(values.begin(), values.end());
+    const size_t n = values.size();
+    value = n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+    r.metrics["metric_min"] = values.front();
+    r.metrics["metric_max"] = values.back();
+    r.metrics["repeats"] = static_cast<double>(n);
   }
   double rel = 0, base = 1;
   if (value && std::isfinite(*value) && *value > 0) {

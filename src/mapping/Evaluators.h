@@ -53,6 +53,7 @@ struct CommandOptions {
   double timeoutS = 600;       // per command
   size_t memoryLimitBytes = 0; // 0: none
   std::string workdir;         // each candidate gets workdir/<hash>/
+  int repeats = 1;             // runs per candidate; the metric is their median
 };
 
 /// Runs real builds and runs. Templates may use {policy} (the .map file),

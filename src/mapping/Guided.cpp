@@ -273,11 +273,14 @@ private:
     return space_.kindOf(task, space_.defaults());
   }
   std::string memoryOf(const std::string &task, const std::string &region) const {
-    if (const json *s = statOf(task)) {
-      const auto &regions = (*s)["regions"];
-      for (size_t i = 0; i < regions.size(); ++i)
-        if (regions[i] == region && i < (*s)["memories"].size())
-          return (*s)["memories"][i].get<std::string>();
+    // A profile may not say (a real run's Legion Prof profile has no per-argument memories).
+    if (const json *s = statOf(task); s && s->contains("regions") && s->contains("memories")) {
+      const json &regions = s->at("regions"), &memories = s->at("memories");
+      if (!regions.is_array() || !memories.is_array())
+        return {};
+      for (size_t i = 0; i < regions.size() && i < memories.size(); ++i)
+        if (regions[i] == region && memories[i].is_string())
+          return memories[i].get<std::string>();
     }
     return {};
   }
@@ -484,6 +487,9 @@ private:
   void slowArguments(std::vector<Edit> &edits) const {
     for (const auto &task : busiestTasks()) {
       const model::Task *t = app_.task(task);
+      const json *have = statOf(task);
+      if (!have || !have->contains("best_variant_s"))
+        continue; // the profile does not know (a real run's): no evidence to act on
       double excess = stat(task, "busy_s") - stat(task, "best_variant_s");
       if (!t || t->inner() || excess <= 0)
         continue;

@@ -24,7 +24,7 @@ json MappingOptions::toJson() const {
     j["command"] = {{"build", command.build},       {"run", command.run},
                     {"metric", command.metric},     {"higher_is_better", command.higherIsBetter},
                     {"timeout_s", command.timeoutS}, {"memory_limit_bytes", command.memoryLimitBytes},
-                    {"workdir", command.workdir}};
+                    {"workdir", command.workdir},   {"repeats", command.repeats}};
   if (!surrogate.empty())
     j["surrogate"] = {{"kind", surrogate}, {"simulations", surrogateSimulations}};
   return j;
@@ -48,6 +48,9 @@ support::Expected<MappingOptions> MappingOptions::fromJson(const json &j) {
       o.command.timeoutS = c.get<double>("timeout_s", d.command.timeoutS);
       o.command.memoryLimitBytes = c.get<size_t>("memory_limit_bytes", 0);
       o.command.workdir = c.get<std::string>("workdir", "");
+      o.command.repeats = c.get<int>("repeats", 1);
+      if (o.command.repeats < 1)
+        throw std::runtime_error("the run's mapping options: command: repeats must be at least 1");
       c.finish();
     }
     if (const json &k = r.raw("surrogate"); !k.is_null()) {

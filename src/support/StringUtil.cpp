@@ -75,4 +75,51 @@ uint64_t fnv1a64(std::string_view text, uint64_t basis) {
   return h;
 }
 
+std::string telltaleLine(std::string_view output, size_t maxChars) {
+  static const char *const kWords[] = {"error", "fatal", "abort", "assert", "exception",
+                                       "segmentation fault", "terminate", "killed"};
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char &c : out)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  auto trim = [](std::string_view s) {
+    const char *ws = " \t\r\n";
+    size_t b = s.find_first_not_of(ws);
+    if (b == std::string_view::npos)
+      return std::string_view();
+    return s.substr(b, s.find_last_not_of(ws) - b + 1);
+  };
+  std::string_view lastNonBlank, best;
+  int bestScore = 0;
+  size_t start = 0;
+  while (start < output.size()) {
+    size_t end = output.find('\n', start);
+    if (end == std::string_view::npos)
+      end = output.size();
+    std::string_view line = trim(output.substr(start, end - start));
+    if (!line.empty()) {
+      lastNonBlank = line;
+      std::string l = lower(line);
+      int score = 0;
+      if (l.find("error:") != std::string::npos || l.find("fatal:") != std::string::npos)
+        score = 2; // a message: "file:3: error: ...", "LEGION ERROR: ..."
+      else
+        for (const char *w : kWords)
+          if (l.find(w) != std::string::npos)
+            score = 1;
+      if (score > 0 && score >= bestScore) {
+        best = line;
+        bestScore = score;
+      }
+    }
+    start = end + 1;
+  }
+  std::string out(best.empty() ? lastNonBlank : best);
+  if (out.size() > maxChars)
+    out = out.substr(0, maxChars > 3 ? maxChars - 3 : 0) + "...";
+  return out;
+}
+
 } // namespace hone::support

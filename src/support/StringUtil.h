@@ -27,4 +27,11 @@ std::string joinOr(const std::vector<std::string> &items);
 /// `text` with every occurrence of `from` (non-empty) replaced by `to`.
 std::string replaceAll(std::string text, std::string_view from, std::string_view to);
 
+/// The line of a failed command's output that says why: the last line with a message ("error:" or
+/// "fatal:", any case), else the last that reads as an error (error, fatal, abort, assert,
+/// exception, segmentation fault, terminate, killed), else the last non-blank line; trimmed, at
+/// most `maxChars` characters (an ellipsis marks a cut).
+/// Empty when the output has no non-blank line.
+std::string telltaleLine(std::string_view output, size_t maxChars = 300);
+
 } // namespace hone::support

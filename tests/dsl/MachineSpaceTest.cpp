@@ -66,6 +66,19 @@ TEST(MachineSpace, MergeMakesTheSecondDimensionFastest) {
   EXPECT_EQ(at(r, {5}), (Point2{1, 2})); // 5 = 2 * 2 + 1
 }
 
+TEST(MachineSpace, AMergedEmptySpaceIsOutOfBoundNotADivisionByZero) {
+  // Machine(GPU) on a host without GPUs: 1 node x 0 GPUs. Merged, it has no processor at all;
+  // indexing it is the ordinary out-of-bound error (it was an integer division by zero, which
+  // killed hone eval and, in a compiled mapper, the Legion application).
+  auto m = *gpus(1, 0)->merge(0, 1);
+  EXPECT_EQ(m->dims(), (V{0}));
+  auto r = m->toRoot({0});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("Slice processor index out of bound"), std::string::npos) << r.error().message;
+  auto swapped = *gpus(1, 0)->merge(1, 0);
+  EXPECT_FALSE(swapped->toRoot({0}).ok());
+}
+
 TEST(MachineSpace, SplitSendsIJToIPlusJTimesFactor) {
   auto m = *gpus(1, 8)->split(1, 2);
   EXPECT_EQ(m->dims(), (V{1, 2, 4}));

@@ -251,6 +251,42 @@ TEST_F(CommandEvaluatorTest, FailuresAreResults) {
   EXPECT_NE(refused.error().message.find("no capture group"), std::string::npos);
 }
 
+TEST_F(CommandEvaluatorTest, ARejectedMappingFailsWithTheRuntimesMessage) {
+  // What a real Legion run prints when the runtime refuses a mapping, then aborts.
+  auto made = CommandEvaluator::make(options("echo 'step 1'; echo '[0 - 7f] 0.1 {5}{runtime}: [error 1] LEGION ERROR: "
+                                             "Illegal virtual mapping in leaf task stencil' >&2; "
+                                             "echo 'Legion process received signal 6: Aborted' >&2; exit 134"));
+  ASSERT_TRUE(made.ok());
+  auto r = made->evaluate(engine::Candidate::make("Region * * CPU VIRTUAL;\n"));
+  EXPECT_EQ(r.status, engine::EvalStatus::RunFailed);
+  EXPECT_NE(r.error.find("run command exit 134: "), std::string::npos) << r.error;
+  // The runtime's message, not the abort notice after it.
+  EXPECT_NE(r.error.find("LEGION ERROR: Illegal virtual mapping in leaf task stencil"), std::string::npos) << r.error;
+  EXPECT_NE(r.rawOutput.find("LEGION ERROR: Illegal virtual mapping"), std::string::npos);
+}
+
+TEST_F(CommandEvaluatorTest, RepeatsTakeTheMedianAndKeepTheSpread) {
+  // Each run prints the next of 5, 1, 3 (a counter file in the candidate's folder).
+  auto o = options("n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count; "
+                   "case $n in 0) echo 'time: 5';; 1) echo 'time: 1';; *) echo 'time: 3';; esac");
+  o.repeats = 3;
+  auto made = CommandEvaluator::make(o);
+  ASSERT_TRUE(made.ok());
+  auto r = made->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_DOUBLE_EQ(r.metrics["metric"], 3.0);
+  EXPECT_DOUBLE_EQ(r.metrics["metric_min"], 1.0);
+  EXPECT_DOUBLE_EQ(r.metrics["metric_max"], 5.0);
+  EXPECT_DOUBLE_EQ(r.metrics["repeats"], 3.0);
+  // A run that fails on its second repeat fails the candidate, and says which run it was.
+  auto flaky = options("n=$(cat count 2>/dev/null || echo 0); echo $((n + 1)) > count; "
+                       "if [ $n = 1 ]; then echo 'fatal: lost' >&2; exit 3; fi; echo 'time: 2'");
+  flaky.repeats = 3;
+  auto f = CommandEvaluator::make(flaky)->evaluate(engine::Candidate::make("Task * CPU;\n"));
+  EXPECT_EQ(f.status, engine::EvalStatus::RunFailed);
+  EXPECT_NE(f.error.find("run 2 of 3: run command exit 3: fatal: lost"), std::string::npos) << f.error;
+}
+
 TEST_F(CommandEvaluatorTest, TheDefaultWorkdirIsPrivateAndARelativeOneWorks) {
   auto o = options("echo 'time: 1'");
   o.workdir.clear();

@@ -22,6 +22,21 @@ TEST(ClosestMatch, SuggestsOnlyPlausibleTypos) {
   EXPECT_FALSE(closestMatch("update_voltages", c).has_value()) << "exact names are not suggestions";
 }
 
+TEST(TelltaleLine, PicksTheLastMessageElseTheLastErrorLineElseTheLastLine) {
+  EXPECT_EQ(telltaleLine("compiling\nmapper.cc:3: error: no such thing\n1 error generated.\nmake: stop\n"),
+            "mapper.cc:3: error: no such thing");
+  EXPECT_EQ(telltaleLine("a\n  LEGION ERROR: bad mapping  \n\ndone\n"), "LEGION ERROR: bad mapping");
+  EXPECT_EQ(telltaleLine("first\nlast line\n\n  \n"), "last line");
+  EXPECT_EQ(telltaleLine("x: error: one\ny: error: two\nsegmentation fault\n"), "y: error: two");
+  EXPECT_EQ(telltaleLine("Assertion `x' failed.\nAborted (core dumped)"), "Aborted (core dumped)");
+  EXPECT_EQ(telltaleLine(""), "");
+  EXPECT_EQ(telltaleLine(" \n\t\n"), "");
+  std::string longLine(1000, 'x');
+  std::string cut = telltaleLine("error " + longLine, 50);
+  EXPECT_EQ(cut.size(), 50u);
+  EXPECT_EQ(cut.substr(47), "...");
+}
+
 TEST(JoinOr, ListsWithOr) {
   EXPECT_EQ(joinOr({"a"}), "a");
   EXPECT_EQ(joinOr({"a", "b"}), "a or b");

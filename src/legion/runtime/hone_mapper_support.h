@@ -237,6 +237,10 @@ public:
     case Op::Merge: {
       int64_t m = a < b ? a : a - 1;
       r = p;
+      if (pd[b] == 0) { // as the interpreter: an empty merge, out of bound at the root
+        r.insert(r.begin() + b, p[m]);
+        return r;
+      }
       r[m] = p[m] / pd[b];
       r.insert(r.begin() + b, p[m] % pd[b]);
       return r;
@@ -1070,6 +1074,7 @@ inline bool collects(const std::vector<CollectRule> &rules, const std::string &t
 // ===========================================================================
 #if defined(HONE_RT_LEGION)
 
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -1258,15 +1263,28 @@ private:
   int function_;
 };
 
+/// Warnings said once per process, not once per mapper (there is one mapper per processor).
+class WarnOnce {
+public:
+  bool first(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seen_.insert(key).second;
+  }
+
+private:
+  std::mutex mutex_;
+  std::set<std::string> seen_;
+};
+
 /// A DefaultMapper that applies a generated policy. Every decision the
 /// policy does not make, or that cannot be applied, is DefaultMapper's.
 template <typename Policy> class PolicyMapper : public DefaultMapper {
 public:
   PolicyMapper(MapperRuntime *rt, Legion::Machine machine, Processor local, const char *name,
                std::shared_ptr<const Policy> policy, std::shared_ptr<const MachineIndex> index,
-               ShardingID sharding_base)
+               ShardingID sharding_base, std::shared_ptr<WarnOnce> warned)
       : DefaultMapper(rt, machine, local, name), policy_(std::move(policy)), index_(std::move(index)),
-        sharding_base_(sharding_base) {}
+        sharding_base_(sharding_base), warned_(std::move(warned)) {}
 
   // Region and layout hooks need the task being mapped: calls must not interleave.
   MapperSyncModel get_mapper_sync_model(void) const override { return SERIALIZED_NON_REENTRANT_MAPPER_MODEL; }
@@ -1306,6 +1324,17 @@ public:
     warn_once(name, "no kind of its Task statement (" + std::string(Policy::file()) + ":" +
                         std::to_string(rule->line) + ") has both a variant and a processor on this node");
     return DefaultMapper::default_policy_select_initial_processor(ctx, task);
+  }
+
+  // Pin every task to the processor it was sent to (by the initial-processor choice,
+  // a slice, or a SingleTaskMap), as the reference (DSLMapper) does. DefaultMapper
+  // offers every local CPU for a CPU task, so the runtime would run the task on
+  // whichever CPU is free first and IndexTaskMap/SingleTaskMap would not hold.
+  void default_policy_select_target_processors(MapperContext ctx, const Task &task,
+                                               std::vector<Processor> &target_procs) override {
+    if (task.target_proc.address_space() != node_id || task.concurrent_task)
+      return DefaultMapper::default_policy_select_target_processors(ctx, task, target_procs);
+    target_procs.push_back(task.target_proc);
   }
 
   // IndexTaskMap, processor part: each point goes to the processor its function names.
@@ -1392,8 +1421,8 @@ public:
     const std::string name = current_->get_task_name();
     const RegionRule *rule =
         find_region_rule(Policy::region_rules(), name, region_names(ctx, req), idx, kind);
-    if (!rule)
-      return DefaultMapper::default_policy_select_target_memory(ctx, target_proc, req, mc);
+    if (!rule || (!rule->mems.empty() && rule->mems.front() == MemKind::VIRTUAL))
+      return DefaultMapper::default_policy_select_target_memory(ctx, target_proc, req, mc); // VIRTUAL: map_task
     for (MemKind m : rule->mems) {
       if (m == MemKind::VIRTUAL)
         break; // mapped virtually in map_task
@@ -1552,7 +1581,7 @@ private:
   }
 
   void warn_once(const std::string &task, const std::string &what) {
-    if (warned_.insert(task + "|" + what).second)
+    if (!warned_ || warned_->first(task + "|" + what))
       std::fprintf(stderr, "[hone mapper] warning: task %s: %s\n", task.c_str(), what.c_str());
   }
 
@@ -1563,7 +1592,7 @@ private:
   size_t next_local_ = 0;
   std::map<std::string, int64_t> in_flight_;
   MapperEvent deferral_;
-  std::set<std::string> warned_;
+  std::shared_ptr<WarnOnce> warned_;
 };
 
 /// Builds the policy and one mapper per local processor, registers the
@@ -1585,9 +1614,10 @@ void create_mappers(Legion::Machine machine, Legion::Runtime *rt, const std::set
   for (int i = 0; i < Policy::function_count(); ++i)
     rt->register_sharding_functor(sharding_base + static_cast<ShardingID>(i),
                                   new PolicyShardingFunctor<Policy>(policy, index, i), true /*silence warnings*/);
+  auto warned = std::make_shared<WarnOnce>();
   for (Processor p : local_procs) {
-    Legion::Mapping::Mapper *mapper =
-        new PolicyMapper<Policy>(rt->get_mapper_runtime(), machine, p, mapper_name, policy, index, sharding_base);
+    Legion::Mapping::Mapper *mapper = new PolicyMapper<Policy>(rt->get_mapper_runtime(), machine, p, mapper_name,
+                                                               policy, index, sharding_base, warned);
 #if defined(HONE_RT_HAVE_LOGGING_WRAPPER)
     if (logging_wrapper)
       mapper = new Legion::Mapping::LoggingWrapper(mapper);

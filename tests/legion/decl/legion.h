@@ -137,6 +137,7 @@ public:
   TaskID task_id;
   std::vector<RegionRequirement> regions;
   bool is_index_space;
+  bool concurrent_task;
   Domain index_domain;
   DomainPoint index_point;
   Processor orig_proc, current_proc, target_proc;

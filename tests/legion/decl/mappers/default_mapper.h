@@ -29,6 +29,8 @@ public:
   virtual void report_profiling(const MapperContext ctx, const LogicalRegion &copy, const CopyProfilingInfo &input);
 
   virtual Processor default_policy_select_initial_processor(MapperContext ctx, const Task &task);
+  virtual void default_policy_select_target_processors(MapperContext ctx, const Task &task,
+                                                       std::vector<Processor> &target_procs);
   virtual Memory default_policy_select_target_memory(MapperContext ctx, Processor target_proc,
                                                      const RegionRequirement &req,
                                                      MemoryConstraint mc = MemoryConstraint());
