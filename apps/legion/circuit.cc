@@ -16,8 +16,6 @@
 
 using namespace Legion;
 
-void register_mappers(); // the hone-compiled mapper (hone compile ... -o mapper.cc)
-
 namespace {
 
 enum TaskIds : TaskID { TOP_LEVEL_ID = 1, INIT_PIECE_ID, INIT_POINTERS_ID, CNC_ID, DC_ID, UV_ID, PRINT_SUMMARY_ID };
@@ -94,11 +92,6 @@ template <PrivilegeMode PM, typename T>
 using MultiAcc = FieldAccessor<PM, T, 1, coord_t, Realm::MultiAffineAccessor<T, 1, coord_t>>;
 using SumAcc = ReductionAccessor<SumReduction<float>, false, 1, coord_t, Realm::MultiAffineAccessor<float, 1, coord_t>>;
 
-Rect<1> rect_of(Runtime *rt, Context ctx, const RegionRequirement &req) {
-  const Rect<1> r = rt->get_index_space_domain(ctx, req.region.get_index_space());
-  return r;
-}
-
 const Shape &shape_of(const Task *task) { return *static_cast<const Shape *>(task->args); }
 
 void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *rt) {
@@ -107,7 +100,7 @@ void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &region
   for (int r = 0; r < 2; ++r) {
     Acc<LEGION_WRITE_DISCARD, float> cap(regions[r], FID_NODE_CAP), leak(regions[r], FID_LEAKAGE),
         charge(regions[r], FID_CHARGE), volt(regions[r], FID_NODE_VOLTAGE);
-    for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[r])); it(); it++) {
+    for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[r])); it(); it++) {
       cap[*it] = s.node_cap(it[0]);
       leak[*it] = s.leakage(it[0]);
       charge[*it] = 0.0f;
@@ -118,7 +111,7 @@ void init_piece_task(const Task *task, const std::vector<PhysicalRegion> &region
       C(regions[2], FID_WIRE_CAP);
   Acc<LEGION_WRITE_DISCARD, Currents> I(regions[2], FID_CURRENT);
   Acc<LEGION_WRITE_DISCARD, Voltages> V(regions[2], FID_VOLTAGE);
-  for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[2])); it(); it++) {
+  for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[2])); it(); it++) {
     L[*it] = s.inductance(it[0]);
     R[*it] = s.resistance(it[0]);
     C[*it] = s.wire_cap(it[0]);
@@ -132,7 +125,7 @@ void init_pointers_task(const Task *task, const std::vector<PhysicalRegion> &reg
   const Shape &s = shape_of(task);
   const long long p = task->index_point[0];
   Acc<LEGION_WRITE_DISCARD, long long> in(regions[0], FID_IN_PTR), out(regions[0], FID_OUT_PTR);
-  for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[0])); it(); it++) {
+  for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[0])); it(); it++) {
     long long a, b;
     s.ends(p, it[0] - p * s.wires, &a, &b);
     in[*it] = a;
@@ -155,7 +148,7 @@ struct NodeView {
 
 void cnc_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *rt) {
   hone_app::log_placement(task, rt, ctx);
-  NodeView v{rect_of(rt, ctx, task->regions[0]), rect_of(rt, ctx, task->regions[1]),
+  NodeView v{hone_app::rect_of<1>(rt, ctx, task->regions[0]), hone_app::rect_of<1>(rt, ctx, task->regions[1]),
              MultiAcc<LEGION_READ_ONLY, float>(regions[0], FID_NODE_VOLTAGE),
              MultiAcc<LEGION_READ_ONLY, float>(regions[1], FID_NODE_VOLTAGE),
              MultiAcc<LEGION_READ_ONLY, float>(regions[2], FID_NODE_VOLTAGE)};
@@ -164,7 +157,7 @@ void cnc_task(const Task *task, const std::vector<PhysicalRegion> &regions, Cont
       C(regions[3], FID_WIRE_CAP);
   Acc<LEGION_READ_WRITE, Currents> I(regions[4], FID_CURRENT);
   Acc<LEGION_READ_WRITE, Voltages> V(regions[4], FID_VOLTAGE);
-  for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[3])); it(); it++) {
+  for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[3])); it(); it++) {
     Currents i = I[*it];
     Voltages u = V[*it];
     step_wire(v(in[*it]), v(out[*it]), L[*it], R[*it], C[*it], i, u);
@@ -175,7 +168,8 @@ void cnc_task(const Task *task, const std::vector<PhysicalRegion> &regions, Cont
 
 void dc_task(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *rt) {
   hone_app::log_placement(task, rt, ctx);
-  const Rect<1> priv = rect_of(rt, ctx, task->regions[0]), shared = rect_of(rt, ctx, task->regions[1]);
+  const Rect<1> priv = hone_app::rect_of<1>(rt, ctx, task->regions[0]),
+                shared = hone_app::rect_of<1>(rt, ctx, task->regions[1]);
   Acc<LEGION_READ_WRITE, float> own(regions[0], FID_CHARGE);
   SumAcc to_shared(regions[1], FID_CHARGE, LEGION_REDOP_SUM_FLOAT32);
   SumAcc to_ghost(regions[2], FID_CHARGE, LEGION_REDOP_SUM_FLOAT32);
@@ -189,7 +183,7 @@ void dc_task(const Task *task, const std::vector<PhysicalRegion> &regions, Conte
     else
       to_ghost[n] <<= dq;
   };
-  for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[3])); it(); it++) {
+  for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[3])); it(); it++) {
     const Currents i = I[*it];
     add(in[*it], -kDt * i.v[0]);
     add(out[*it], kDt * i.v[kSegments - 1]);
@@ -201,7 +195,7 @@ void uv_task(const Task *task, const std::vector<PhysicalRegion> &regions, Conte
   for (int r = 0; r < 2; ++r) {
     Acc<LEGION_READ_WRITE, float> volt(regions[r], FID_NODE_VOLTAGE), charge(regions[r], FID_CHARGE),
         cap(regions[r], FID_NODE_CAP), leak(regions[r], FID_LEAKAGE);
-    for (PointInRectIterator<1> it(rect_of(rt, ctx, task->regions[r])); it(); it++) {
+    for (PointInRectIterator<1> it(hone_app::rect_of<1>(rt, ctx, task->regions[r])); it(); it++) {
       volt[*it] = update_node(volt[*it], charge[*it], cap[*it], leak[*it]);
       charge[*it] = 0.0f;
     }
@@ -246,8 +240,8 @@ std::vector<float> reference(const Shape &s, long long loops) {
   return volt;
 }
 
-IndexPartition by_ranges(Runtime *rt, Context ctx, IndexSpace is, IndexSpace colors, long long pieces,
-                         long long lo0, long long per) {
+IndexPartition by_ranges(Runtime *rt, Context ctx, IndexSpace is, IndexSpace colors, long long pieces, long long lo0,
+                         long long per) {
   std::map<DomainPoint, Domain> ranges;
   for (long long p = 0; p < pieces; ++p)
     ranges[DomainPoint(Point<1>(p))] = Domain(Rect<1>(lo0 + p * per, lo0 + (p + 1) * per - 1));
@@ -387,8 +381,7 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     }
   }
   rt->issue_execution_fence(ctx).wait();
-  const double times[3] = {hone_app::now_s() - t0, static_cast<double>(loops),
-                           static_cast<double>(s.pieces * s.wires)};
+  const double times[3] = {hone_app::now_s() - t0, static_cast<double>(loops), static_cast<double>(s.pieces * s.wires)};
   rt->execute_task(ctx, TaskLauncher(PRINT_SUMMARY_ID, TaskArgument(times, sizeof(times)))).get_void_result();
 
   int status = 0;
@@ -422,30 +415,15 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     Runtime::set_return_code(status);
 }
 
-template <void (*TASK)(const Task *, const std::vector<PhysicalRegion> &, Context, Runtime *)>
-void leaf(TaskID id, const char *name) {
-  TaskVariantRegistrar r(id, name);
-  r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-  r.set_leaf(true);
-  Runtime::preregister_task_variant<TASK>(r, name);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-  hone_app::line_buffered_output();
-  Runtime::set_top_level_task_id(TOP_LEVEL_ID);
-  {
-    TaskVariantRegistrar r(TOP_LEVEL_ID, "toplevel");
-    r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-    Runtime::preregister_task_variant<top_level_task>(r, "toplevel");
-  }
-  leaf<init_piece_task>(INIT_PIECE_ID, "init_piece");
-  leaf<init_pointers_task>(INIT_POINTERS_ID, "init_pointers");
-  leaf<cnc_task>(CNC_ID, "calculate_new_currents");
-  leaf<dc_task>(DC_ID, "distribute_charge");
-  leaf<uv_task>(UV_ID, "update_voltages");
-  leaf<print_summary_task>(PRINT_SUMMARY_ID, "print_summary");
-  register_mappers();
-  return Runtime::start(argc, argv);
+  hone_app::top_level<top_level_task>(TOP_LEVEL_ID);
+  hone_app::cpu_task<init_piece_task>(INIT_PIECE_ID, "init_piece");
+  hone_app::cpu_task<init_pointers_task>(INIT_POINTERS_ID, "init_pointers");
+  hone_app::cpu_task<cnc_task>(CNC_ID, "calculate_new_currents");
+  hone_app::cpu_task<dc_task>(DC_ID, "distribute_charge");
+  hone_app::cpu_task<uv_task>(UV_ID, "update_voltages");
+  hone_app::cpu_task<print_summary_task>(PRINT_SUMMARY_ID, "print_summary");
+  return hone_app::start(argc, argv);
 }

@@ -124,6 +124,59 @@ inline uint64_t mix(uint64_t seed, uint64_t i) {
 /// A float in [0, 1) from mix().
 inline float unit(uint64_t seed, uint64_t i) { return static_cast<float>(mix(seed, i) >> 40) / 16777216.0f; }
 
+/// The bounds of a region requirement's index space (the apps' regions are dense rectangles).
+template <int DIM>
+Legion::Rect<DIM> rect_of(Legion::Runtime *rt, Legion::Context ctx, const Legion::RegionRequirement &req) {
+  const Legion::Rect<DIM> r = rt->get_index_space_domain(ctx, req.region.get_index_space());
+  return r;
+}
+
+using TaskFn = void (*)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &, Legion::Context,
+                        Legion::Runtime *);
+enum class Variant { Leaf, Inner };
+
+inline Legion::TaskVariantRegistrar cpu_registrar(Legion::TaskID id, const char *name, Variant v) {
+  Legion::TaskVariantRegistrar r(id, name);
+  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
+  if (v == Variant::Inner)
+    r.set_inner(true);
+  else
+    r.set_leaf(true);
+  return r;
+}
+
+/// Registers a task's CPU variant (a leaf unless said otherwise).
+template <TaskFn TASK> void cpu_task(Legion::TaskID id, const char *name, Variant v = Variant::Leaf) {
+  Legion::Runtime::preregister_task_variant<TASK>(cpu_registrar(id, name, v), name);
+}
+/// The same for a task that returns a value.
+template <typename R, R (*TASK)(const Legion::Task *, const std::vector<Legion::PhysicalRegion> &, Legion::Context,
+                                Legion::Runtime *)>
+void cpu_task(Legion::TaskID id, const char *name) {
+  Legion::Runtime::preregister_task_variant<R, TASK>(cpu_registrar(id, name, Variant::Leaf), name);
+}
+
+/// First in main(): line-buffered output and the top-level task, named "toplevel" as in the models.
+template <TaskFn TOP> void top_level(Legion::TaskID id) {
+  line_buffered_output();
+  Legion::Runtime::set_top_level_task_id(id);
+  Legion::TaskVariantRegistrar r(id, "toplevel");
+  r.add_constraint(Legion::ProcessorConstraint(Legion::Processor::LOC_PROC));
+  Legion::Runtime::preregister_task_variant<TOP>(r, "toplevel");
+}
+
+} // namespace hone_app
+
+void register_mappers(); // the hone-compiled mapper (hone compile ... -o mapper.cc)
+
+namespace hone_app {
+
+/// Last in main(): the mapper replaces the default one, and the runtime starts.
+inline int start(int argc, char **argv) {
+  register_mappers();
+  return Legion::Runtime::start(argc, argv);
+}
+
 /// Attaches a name the generated mapper matches `Region` statements against.
 template <typename Handle> void name(Legion::Runtime *rt, Handle h, const char *n) {
   rt->attach_name(h, n);

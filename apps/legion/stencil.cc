@@ -15,8 +15,6 @@
 
 using namespace Legion;
 
-void register_mappers(); // the hone-compiled mapper (hone compile ... -o mapper.cc)
-
 namespace {
 
 enum TaskIds : TaskID { TOP_LEVEL_ID = 1, INIT_ID, STENCIL_ID, INCREMENT_ID, CHECK_ID, PRINT_TIME_ID };
@@ -31,7 +29,8 @@ struct Shape {
   }
 };
 
-template <PrivilegeMode PM> using Acc = FieldAccessor<PM, double, 2, coord_t, Realm::AffineAccessor<double, 2, coord_t>>;
+template <PrivilegeMode PM>
+using Acc = FieldAccessor<PM, double, 2, coord_t, Realm::AffineAccessor<double, 2, coord_t>>;
 
 const Shape &shape_of(const Task *task) { return *static_cast<const Shape *>(task->args); }
 
@@ -204,36 +203,14 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     Runtime::set_return_code(status);
 }
 
-template <typename R, R (*TASK)(const Task *, const std::vector<PhysicalRegion> &, Context, Runtime *)>
-void leaf(TaskID id, const char *name) {
-  TaskVariantRegistrar r(id, name);
-  r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-  r.set_leaf(true);
-  Runtime::preregister_task_variant<R, TASK>(r, name);
-}
-template <void (*TASK)(const Task *, const std::vector<PhysicalRegion> &, Context, Runtime *)>
-void leaf(TaskID id, const char *name) {
-  TaskVariantRegistrar r(id, name);
-  r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-  r.set_leaf(true);
-  Runtime::preregister_task_variant<TASK>(r, name);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-  hone_app::line_buffered_output();
-  Runtime::set_top_level_task_id(TOP_LEVEL_ID);
-  {
-    TaskVariantRegistrar r(TOP_LEVEL_ID, "toplevel");
-    r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-    Runtime::preregister_task_variant<top_level_task>(r, "toplevel");
-  }
-  leaf<init_task>(INIT_ID, "init");
-  leaf<stencil_task>(STENCIL_ID, "stencil");
-  leaf<increment_task>(INCREMENT_ID, "increment");
-  leaf<int64_t, check_task>(CHECK_ID, "check");
-  leaf<print_time_task>(PRINT_TIME_ID, "print_time");
-  register_mappers();
-  return Runtime::start(argc, argv);
+  hone_app::top_level<top_level_task>(TOP_LEVEL_ID);
+  hone_app::cpu_task<init_task>(INIT_ID, "init");
+  hone_app::cpu_task<stencil_task>(STENCIL_ID, "stencil");
+  hone_app::cpu_task<increment_task>(INCREMENT_ID, "increment");
+  hone_app::cpu_task<int64_t, check_task>(CHECK_ID, "check");
+  hone_app::cpu_task<print_time_task>(PRINT_TIME_ID, "print_time");
+  return hone_app::start(argc, argv);
 }

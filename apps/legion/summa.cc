@@ -16,8 +16,6 @@
 
 using namespace Legion;
 
-void register_mappers(); // the hone-compiled mapper (hone compile ... -o mapper.cc)
-
 namespace {
 
 enum TaskIds : TaskID {
@@ -32,7 +30,7 @@ enum TaskIds : TaskID {
   TASK_7_ID
 };
 enum Fields : FieldID { FID_A = 1, FID_B, FID_C };
-constexpr Color kSubColor = 7; // the color of every sub-block partition (A_sub, B_sub, each block's C_sub)
+constexpr Color kSubColor = 7;          // the color of every sub-block partition (A_sub, B_sub, each block's C_sub)
 constexpr ProjectionID kProjBase = 100; // 100 + 2a + b: (i, j) -> sub-block (2i + a, 2j + b); +4: through C_blk
 
 struct Shape {
@@ -74,12 +72,8 @@ private:
   bool through_;
 };
 
-template <PrivilegeMode PM> using Acc = FieldAccessor<PM, double, 2, coord_t, Realm::AffineAccessor<double, 2, coord_t>>;
-
-Rect<2> rect_of(Runtime *rt, Context ctx, const RegionRequirement &req) {
-  const Rect<2> r = rt->get_index_space_domain(ctx, req.region.get_index_space());
-  return r;
-}
+template <PrivilegeMode PM>
+using Acc = FieldAccessor<PM, double, 2, coord_t, Realm::AffineAccessor<double, 2, coord_t>>;
 
 void init_cublas_task(const Task *task, const std::vector<PhysicalRegion> &, Context ctx, Runtime *rt) {
   hone_app::log_placement(task, rt, ctx); // the CPU build has no handle to create
@@ -90,7 +84,7 @@ void place_task(const Task *task, const std::vector<PhysicalRegion> &regions, Co
   hone_app::log_placement(task, rt, ctx);
   for (size_t r = 0; r < regions.size(); ++r) {
     Acc<LEGION_WRITE_DISCARD> acc(regions[r], F);
-    for (PointInRectIterator<2> it(rect_of(rt, ctx, task->regions[r])); it(); it++)
+    for (PointInRectIterator<2> it(hone_app::rect_of<2>(rt, ctx, task->regions[r])); it(); it++)
       acc[*it] = VALUE(it[0], it[1]);
   }
 }
@@ -98,8 +92,9 @@ void place_task(const Task *task, const std::vector<PhysicalRegion> &regions, Co
 /// The leaf: C_sub += A_sub x B_sub, through the instances' strides (any layout).
 void task_4(const Task *task, const std::vector<PhysicalRegion> &regions, Context ctx, Runtime *rt) {
   hone_app::log_placement(task, rt, ctx);
-  const Rect<2> ra = rect_of(rt, ctx, task->regions[0]), rb = rect_of(rt, ctx, task->regions[1]),
-                rc = rect_of(rt, ctx, task->regions[2]);
+  const Rect<2> ra = hone_app::rect_of<2>(rt, ctx, task->regions[0]),
+                rb = hone_app::rect_of<2>(rt, ctx, task->regions[1]),
+                rc = hone_app::rect_of<2>(rt, ctx, task->regions[2]);
   Acc<LEGION_READ_ONLY> A(regions[0], FID_A), B(regions[1], FID_B);
   Acc<LEGION_READ_WRITE> C(regions[2], FID_C);
   const double *a = A.ptr(ra.lo), *b = B.ptr(rb.lo);
@@ -150,8 +145,8 @@ void task_6(const Task *task, const std::vector<PhysicalRegion> &, Context ctx, 
   l.region_requirements.back().add_field(FID_A);
   l.add_region_requirement(RegionRequirement(B, 0, LEGION_READ_ONLY, LEGION_EXCLUSIVE, B));
   l.region_requirements.back().add_field(FID_B);
-  l.add_region_requirement(
-      RegionRequirement(rt->get_logical_partition_by_color(ctx, C, kSubColor), 0, LEGION_READ_WRITE, LEGION_EXCLUSIVE, C));
+  l.add_region_requirement(RegionRequirement(rt->get_logical_partition_by_color(ctx, C, kSubColor), 0,
+                                             LEGION_READ_WRITE, LEGION_EXCLUSIVE, C));
   l.region_requirements.back().add_field(FID_C);
   rt->execute_index_space(ctx, l);
 }
@@ -202,8 +197,10 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     IndexSpace colors = rt->create_index_space(ctx, Rect<2>(Point<2>(0, 0), Point<2>(rsub - 1, csub - 1)));
     return rt->create_partition_by_domain(ctx, parent, d, colors, true, kind, color);
   };
-  IndexPartition a_ip = by_domain(spaces[0], s.gx, s.K, 2 * s.gx, 2 * s.K, 0, 0, kSubColor, LEGION_DISJOINT_COMPLETE_KIND);
-  IndexPartition b_ip = by_domain(spaces[1], s.K, s.gy, 2 * s.K, 2 * s.gy, 0, 0, kSubColor, LEGION_DISJOINT_COMPLETE_KIND);
+  IndexPartition a_ip =
+      by_domain(spaces[0], s.gx, s.K, 2 * s.gx, 2 * s.K, 0, 0, kSubColor, LEGION_DISJOINT_COMPLETE_KIND);
+  IndexPartition b_ip =
+      by_domain(spaces[1], s.K, s.gy, 2 * s.K, 2 * s.gy, 0, 0, kSubColor, LEGION_DISJOINT_COMPLETE_KIND);
   std::map<DomainPoint, Domain> blocks;
   for (long long i = 0; i < s.gx; ++i)
     for (long long j = 0; j < s.gy; ++j)
@@ -211,7 +208,8 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
           Domain(Rect<2>(Point<2>(s.cut(2 * i, s.gx), s.cut(2 * j, s.gy)),
                          Point<2>(s.cut(2 * i + 2, s.gx) - 1, s.cut(2 * j + 2, s.gy) - 1)));
   IndexSpace block_colors = rt->create_index_space(ctx, Rect<2>(Point<2>(0, 0), Point<2>(s.gx - 1, s.gy - 1)));
-  IndexPartition c_ip = rt->create_partition_by_domain(ctx, spaces[2], blocks, block_colors, true, LEGION_DISJOINT_COMPLETE_KIND);
+  IndexPartition c_ip =
+      rt->create_partition_by_domain(ctx, spaces[2], blocks, block_colors, true, LEGION_DISJOINT_COMPLETE_KIND);
   LogicalPartition a_sub = rt->get_logical_partition(ctx, reg[0], a_ip);
   LogicalPartition b_sub = rt->get_logical_partition(ctx, reg[1], b_ip);
   LogicalPartition c_blk = rt->get_logical_partition(ctx, reg[2], c_ip);
@@ -221,8 +219,8 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
   for (long long i = 0; i < s.gx; ++i)
     for (long long j = 0; j < s.gy; ++j) {
       LogicalRegion block = rt->get_logical_subregion_by_color(ctx, c_blk, DomainPoint(Point<2>(i, j)));
-      IndexPartition sub = by_domain(block.get_index_space(), s.gx, s.gy, 2, 2, 2 * i, 2 * j, kSubColor,
-                                     LEGION_DISJOINT_COMPLETE_KIND);
+      IndexPartition sub =
+          by_domain(block.get_index_space(), s.gx, s.gy, 2, 2, 2 * i, 2 * j, kSubColor, LEGION_DISJOINT_COMPLETE_KIND);
       hone_app::name(rt, rt->get_logical_partition(ctx, block, sub), "C_sub");
     }
 
@@ -299,40 +297,22 @@ void top_level_task(const Task *, const std::vector<PhysicalRegion> &, Context c
     Runtime::set_return_code(status);
 }
 
-template <void (*TASK)(const Task *, const std::vector<PhysicalRegion> &, Context, Runtime *)>
-void variant(TaskID id, const char *name, bool inner) {
-  TaskVariantRegistrar r(id, name);
-  r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-  if (inner)
-    r.set_inner(true);
-  else
-    r.set_leaf(true);
-  Runtime::preregister_task_variant<TASK>(r, name);
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-  hone_app::line_buffered_output();
-  Runtime::set_top_level_task_id(TOP_LEVEL_ID);
-  {
-    TaskVariantRegistrar r(TOP_LEVEL_ID, "toplevel");
-    r.add_constraint(ProcessorConstraint(Processor::LOC_PROC));
-    Runtime::preregister_task_variant<top_level_task>(r, "toplevel");
-  }
-  variant<init_cublas_task>(INIT_CUBLAS_ID, "init_cublas", false);
-  variant<place_task<FID_A, a_value>>(TASK_1_ID, "task_1", false);
-  variant<place_task<FID_B, b_value>>(TASK_2_ID, "task_2", false);
-  variant<place_task<FID_C, zero_value>>(TASK_3_ID, "task_3", false);
-  variant<task_4>(TASK_4_ID, "task_4", false);
-  variant<task_5>(TASK_5_ID, "task_5", true);
-  variant<task_6>(TASK_6_ID, "task_6", true);
-  variant<task_7>(TASK_7_ID, "task_7", true);
+  hone_app::top_level<top_level_task>(TOP_LEVEL_ID);
+  hone_app::cpu_task<init_cublas_task>(INIT_CUBLAS_ID, "init_cublas");
+  hone_app::cpu_task<place_task<FID_A, a_value>>(TASK_1_ID, "task_1");
+  hone_app::cpu_task<place_task<FID_B, b_value>>(TASK_2_ID, "task_2");
+  hone_app::cpu_task<place_task<FID_C, zero_value>>(TASK_3_ID, "task_3");
+  hone_app::cpu_task<task_4>(TASK_4_ID, "task_4");
+  hone_app::cpu_task<task_5>(TASK_5_ID, "task_5", hone_app::Variant::Inner);
+  hone_app::cpu_task<task_6>(TASK_6_ID, "task_6", hone_app::Variant::Inner);
+  hone_app::cpu_task<task_7>(TASK_7_ID, "task_7", hone_app::Variant::Inner);
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 2; ++b) {
       Runtime::preregister_projection_functor(kProjBase + 2 * a + b, new SubBlock(a, b, false));
       Runtime::preregister_projection_functor(kProjBase + 4 + 2 * a + b, new SubBlock(a, b, true));
     }
-  register_mappers();
-  return Runtime::start(argc, argv);
+  return hone_app::start(argc, argv);
 }

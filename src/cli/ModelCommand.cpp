@@ -26,7 +26,8 @@ void addModelCommand(CLI::App &app, Action &action) {
   auto *group = app.add_subcommand("model", "The performance model against real runs");
   group->require_subcommand(1);
   auto *cmd = group->add_subcommand(
-      "calibrate", "Compare the model's predictions with a store's real runs, and fit the machine model's costs to them");
+      "calibrate",
+      "Compare the model's predictions with a store's real runs, and fit the machine model's costs to them");
   cmd->add_option("--app", opts->app, "Application model: a name in models/apps or a .toml path")->required();
   cmd->add_option("--machine", opts->machine, "Machine model the runs were made on (hone machine detect writes one)")
       ->capture_default_str();
@@ -89,8 +90,8 @@ void addModelCommand(CLI::App &app, Action &action) {
         };
         j["before"] = fid(cal->before, cal->lossBefore);
         j["after"] = fid(cal->after, cal->lossAfter);
-        j["factors"] = {{"compute", cal->compute}, {"memory", cal->memory}, {"copies", cal->copies},
-                        {"runtime", cal->runtime}};
+        j["factors"] = {
+            {"compute", cal->compute}, {"memory", cal->memory}, {"copies", cal->copies}, {"runtime", cal->runtime}};
         j["points"] = nlohmann::json::array();
         for (size_t i = 0; i < obs->size(); ++i) {
           auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };

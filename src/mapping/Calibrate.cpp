@@ -127,14 +127,15 @@ Fidelity predict(const Checked &checked, const std::vector<Observation> &obs, co
   return f;
 }
 
-/// Mean squared log error of the predictions that exist (a missing one costs as a factor of e^3).
-double loss(const Fidelity &f, const std::vector<Observation> &obs) {
+/// Mean squared log error over the observations in `which` (those the model predicted before any
+/// fitting); one it no longer predicts costs as a factor of e^3 would.
+double loss(const Fidelity &f, const std::vector<Observation> &obs, const std::vector<size_t> &which) {
   double sum = 0;
-  for (size_t i = 0; i < obs.size(); ++i) {
+  for (size_t i : which) {
     double e = std::isfinite(f.predictedS[i]) ? std::log(f.predictedS[i] / obs[i].measuredS) : 3.0;
     sum += e * e;
   }
-  return obs.empty() ? 0 : sum / static_cast<double>(obs.size());
+  return which.empty() ? 0 : sum / static_cast<double>(which.size());
 }
 
 model::MachineModel scaled(const model::MachineModel &m, const double f[4]) {
@@ -219,7 +220,11 @@ support::Expected<Calibration> calibrate(const std::vector<Observation> &obs, co
   if (c.before.compared < 2)
     return support::Error{fmt::format("the model predicts only {} of the {} observed mappers; nothing to fit",
                                       c.before.compared, obs.size())};
-  c.lossBefore = loss(c.before, obs);
+  std::vector<size_t> predicted;
+  for (size_t i = 0; i < obs.size(); ++i)
+    if (std::isfinite(c.before.predictedS[i]))
+      predicted.push_back(i);
+  c.lossBefore = loss(c.before, obs, predicted);
   // Pattern search over the log factors: try +-step on each, keep what lowers the loss, halve the
   // step when nothing does (down to a 1% change). Factors stay within [1/1000, 1000]. A small ridge
   // term keeps a factor the observations do not constrain (a cost no mapper exercises) at 1.
@@ -230,7 +235,7 @@ support::Expected<Calibration> calibrate(const std::vector<Observation> &obs, co
       f[i] = std::exp(t[i]);
       ridge += kRidge * t[i] * t[i];
     }
-    return loss(predict(checked, obs, app, scaled(machine, f), size), obs) + ridge;
+    return loss(predict(checked, obs, app, scaled(machine, f), size), obs, predicted) + ridge;
   };
   double theta[4] = {0, 0, 0, 0}, best = c.lossBefore, step = 1.0;
   auto eval = objective;
@@ -259,7 +264,7 @@ support::Expected<Calibration> calibrate(const std::vector<Observation> &obs, co
   c.runtime = f[3];
   c.machine = scaled(machine, f);
   c.after = predict(checked, obs, app, c.machine, size);
-  c.lossAfter = loss(c.after, obs);
+  c.lossAfter = loss(c.after, obs, predicted);
   c.toml = rewrite(machineText, f);
   return c;
 }

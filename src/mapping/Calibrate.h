@@ -51,7 +51,7 @@ struct Calibration {
   // Multipliers of: processors' gflops, memory access bandwidths, channel bandwidths, runtime costs.
   double compute = 1, memory = 1, copies = 1, runtime = 1;
   Fidelity before, after;
-  double lossBefore = 0, lossAfter = 0; // mean squared log error
+  double lossBefore = 0, lossAfter = 0; // mean squared log error over the mappers the model predicts
   model::MachineModel machine;          // the calibrated machine
   std::string toml;                     // the machine file's text with the calibrated numbers
 };

@@ -332,7 +332,18 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
     std::vector<std::string> warnings;
     auto prof = legion::readLegionProfile(logs, &warnings);
     if (prof) {
+      if (!options_.untimedTasks.empty()) {
+        auto &tasks = prof->tasks;
+        tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
+                                   [&](const legion::LegionProfile::Task &t) {
+                                     return std::find(options_.untimedTasks.begin(), options_.untimedTasks.end(),
+                                                      t.name) != options_.untimedTasks.end();
+                                   }),
+                    tasks.end());
+      }
       r.profile = legion::toProfileJson(*prof);
+      if (!options_.untimedTasks.empty())
+        r.profile["untimed_tasks_left_out"] = options_.untimedTasks;
       for (const auto &w : warnings)
         r.profile["warnings"].push_back(w);
     } else {

@@ -54,6 +54,9 @@ struct CommandOptions {
   size_t memoryLimitBytes = 0; // 0: none
   std::string workdir;         // each candidate gets workdir/<hash>/
   int repeats = 1;             // runs per candidate; the metric is their median
+  // Tasks outside the measured part (the app model's setup and teardown): a real profile covers the
+  // whole run, so they are left out of its task statistics. Derived from the app; not stored.
+  std::vector<std::string> untimedTasks;
 };
 
 /// Runs real builds and runs. Templates may use {policy} (the .map file),

@@ -705,7 +705,10 @@ private:
       for (const auto &region : regions) {
         std::string now = memoryOf(task, region);
         std::vector<std::string> reach = space_.memoryKinds(k);
-        for (const auto &list : memoryLists(task, region)) {
+        const std::vector<std::string> lists = memoryLists(task, region);
+        if (lists.size() < 2)
+          continue; // one memory to choose from (a machine with one memory): nothing to try
+        for (const auto &list : lists) {
           std::string first = list.substr(0, list.find(','));
           std::string second = list.find(',') == std::string::npos ? first : list.substr(list.find(',') + 1);
           bool reachable = std::find(reach.begin(), reach.end(), first) != reach.end() &&

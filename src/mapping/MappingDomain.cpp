@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include <filesystem>
 
 namespace hone::mapping {
@@ -118,6 +120,15 @@ public:
   }
   support::Expected<bool> makeCommandEvaluator() {
     if (options_.evaluator == "command") {
+      // The app's tasks that never run in the measured part: a real profile's statistics skip them.
+      std::set<int> timed;
+      for (const auto &pt : models_.program->tasks)
+        if (pt.timed)
+          timed.insert(pt.task);
+      options_.command.untimedTasks.clear();
+      for (size_t t = 0; t < models_.app->tasks.size(); ++t)
+        if (!timed.count(static_cast<int>(t)) && models_.app->tasks[t].name != models_.app->topTask)
+          options_.command.untimedTasks.push_back(models_.app->tasks[t].name);
       auto made = CommandEvaluator::make(options_.command);
       if (!made)
         return made.error();

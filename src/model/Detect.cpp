@@ -87,33 +87,30 @@ void triad(Arrays &x, size_t lo, size_t hi) {
     a[i] = b[i] + s * c[i];
 }
 
-double bestTriadGBs(Arrays &x, int threads, int repeats) {
+/// The best rate, over `repeats`, of `kernel(lo, hi)` run on `threads` threads over equal parts of
+/// the arrays, in GB/s for `bytesPerElement` bytes moved per element.
+template <typename K> double bestGBs(const Arrays &x, int threads, int repeats, double bytesPerElement, K kernel) {
   double best = 0;
   for (int r = 0; r < repeats; ++r) {
     double s = timeThreads(threads, [&](int t) {
-      size_t lo = x.n * static_cast<size_t>(t) / static_cast<size_t>(threads);
-      size_t hi = x.n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
-      triad(x, lo, hi);
+      kernel(x.n * static_cast<size_t>(t) / static_cast<size_t>(threads),
+             x.n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads));
     });
     if (s > 0)
-      best = std::max(best, 24.0 * static_cast<double>(x.n) / s / 1e9);
+      best = std::max(best, bytesPerElement * static_cast<double>(x.n) / s / 1e9);
   }
   return best;
 }
 
+double bestTriadGBs(Arrays &x, int threads, int repeats) {
+  return bestGBs(x, threads, repeats, 24.0, [&](size_t lo, size_t hi) { triad(x, lo, hi); });
+}
+
 /// Bytes copied per second (each byte counted once) by memcpy on every core.
 double bestCopyGBs(Arrays &x, int threads, int repeats) {
-  double best = 0;
-  for (int r = 0; r < repeats; ++r) {
-    double s = timeThreads(threads, [&](int t) {
-      size_t lo = x.n * static_cast<size_t>(t) / static_cast<size_t>(threads);
-      size_t hi = x.n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
-      std::memcpy(x.a.get() + lo, x.b.get() + lo, (hi - lo) * sizeof(double));
-    });
-    if (s > 0)
-      best = std::max(best, 8.0 * static_cast<double>(x.n) / s / 1e9);
-  }
-  return best;
+  return bestGBs(x, threads, repeats, 8.0, [&](size_t lo, size_t hi) {
+    std::memcpy(x.a.get() + lo, x.b.get() + lo, (hi - lo) * sizeof(double));
+  });
 }
 
 /// Eight independent multiply-add chains, one thread: the scalar rate hone's compiler reaches.

@@ -109,6 +109,7 @@ PY
   expect_out "the profile comes from Legion Prof" '"source": "legion-prof"'
   expect_out "it times the stencil task" '"name": "stencil"'
   expect_out "the median of 3 runs, with its spread" '"metric_max"'
+  expect_out "setup work outside the timed part is left out of the task statistics" '"untimed_tasks_left_out"'
   # The model against these real runs (few of them: the numbers are not the point here).
   check "model calibrate reads the real runs" 0 "$HONE" model calibrate --app stencil --machine "$TMP/host4.toml" \
     --size 1200 --runs "$TMP/tune.db" --json

@@ -57,7 +57,9 @@ public:
     for (uint32_t i = 0; i < uuidBytes; ++i)
       put<int8_t>(static_cast<int8_t>(i));
   }
-  void taskKind(uint32_t id, const std::string &name) { put<int32_t>(4), put<uint32_t>(id), str(name), put<bool>(false); }
+  void taskKind(uint32_t id, const std::string &name) {
+    put<int32_t>(4), put<uint32_t>(id), str(name), put<bool>(false);
+  }
   void task(uint64_t op, uint32_t task, uint64_t proc, uint64_t ready, uint64_t start, uint64_t stop) {
     put<int32_t>(5), put<uint64_t>(op), put<uint32_t>(task), put<uint32_t>(1), put<uint64_t>(proc);
     put<uint64_t>(ready), put<uint64_t>(ready), put<uint64_t>(start), put<uint64_t>(stop);
@@ -186,8 +188,8 @@ TEST_F(ProfLogTest, ALogCutShortGivesWhatCameBefore) {
   ASSERT_TRUE(q.ok());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("cut short"), std::string::npos) << warnings[0];
-  EXPECT_EQ(q->copies, 1);   // before the cut
-  EXPECT_EQ(q->mapperS, 0);  // the cut record
+  EXPECT_EQ(q->copies, 1);  // before the cut
+  EXPECT_EQ(q->mapperS, 0); // the cut record
 }
 
 TEST_F(ProfLogTest, MalformedLogsAreLocatedErrors) {
@@ -207,7 +209,8 @@ TEST_F(ProfLogTest, MalformedLogsAreLocatedErrors) {
   ASSERT_FALSE(badPreamble.ok());
   EXPECT_NE(badPreamble.error().message.find("at byte 34"), std::string::npos) << badPreamble.error().message;
 
-  auto noEnd = readLegionProfile({write("n.gz", "FileType: BinaryLegionProf v: 1.0\nMaxDimDesc {id:2, max_dim:maxdim:4}\n", true)});
+  auto noEnd = readLegionProfile(
+      {write("n.gz", "FileType: BinaryLegionProf v: 1.0\nMaxDimDesc {id:2, max_dim:maxdim:4}\n", true)});
   ASSERT_FALSE(noEnd.ok());
   EXPECT_NE(noEnd.error().message.find("does not end"), std::string::npos);
 

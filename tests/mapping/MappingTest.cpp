@@ -6,6 +6,7 @@
 #include "mapping/Evaluators.h"
 #include "mapping/Space.h"
 #include "mapping/Surrogate.h"
+#include "model/Detect.h"
 #include "sim/SimTestUtil.h"
 
 #include <gtest/gtest.h>
@@ -417,6 +418,44 @@ TEST(Agents, GuidedStartsFromTheExpertAndEachEditCitesEvidence) {
     EXPECT_EQ(c.artifact.rfind("# ---- hone guided edits", 0), 0u) << c.artifact;
     EXPECT_NE(c.rationale.find(" -- "), std::string::npos) << c.rationale; // action -- evidence
     EXPECT_FALSE(c.parent.empty());
+  }
+}
+
+TEST(Agents, GuidedTriesNoMemoryOnAMachineWithOne) {
+  // A host as `hone machine detect` models it: CPUs and one system memory. Moving an argument to
+  // "another" memory would be the same mapper; the agent spends no evaluation on it.
+  hone::model::HostFacts facts;
+  facts.cores = 4;
+  facts.memoryBytes = 8e9;
+  auto machine = hone::model::parseMachine("host.toml", hone::model::machineToml(facts, "host"));
+  ASSERT_TRUE(machine.ok()) << machine.error().message;
+  auto app = hone::model::loadApp(*hone::model::findModel("apps", "circuit"));
+  ASSERT_TRUE(app.ok());
+  sim::test::Setup setup(*machine, *app, 2000);
+  Space space = Space::build(setup.app, setup.machine);
+  ModelEvaluator eval(setup.machine, setup.app, *setup.program);
+  auto start = hone::test::readFile(hone::test::sourcePath("apps/legion/mappers/circuit_cpu.map"));
+  auto agent = makeGuidedAgent(space, setup.app, start, "the CPU policy", 1);
+  // Profiles as a real run's Legion Prof logs give them: no per-argument memories.
+  engine::PoolEvaluator pool(
+      [&](const engine::Candidate &c) {
+        auto r = eval.evaluate(c);
+        if (r.profile.contains("task_stats"))
+          for (auto &t : r.profile["task_stats"])
+            for (const char *key : {"regions", "memories", "best_variant_s"})
+              t.erase(key);
+        return r;
+      },
+      1);
+  engine::LoopOptions o;
+  o.budget = 12;
+  auto out = engine::runLoop(*agent, pool, nullptr, nullptr, o);
+  ASSERT_GT(out.steps.size(), 1u);
+  for (const auto &step : out.steps) {
+    const std::string &text = step.candidate.artifact;
+    size_t edits = text.find("# ---- the starting mapper ----");
+    std::string added = edits == std::string::npos ? "" : text.substr(0, edits);
+    EXPECT_EQ(added.find("\nRegion "), std::string::npos) << step.candidate.rationale;
   }
 }
 

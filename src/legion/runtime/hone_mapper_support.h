@@ -1263,17 +1263,25 @@ private:
   int function_;
 };
 
-/// Warnings said once per process, not once per mapper (there is one mapper per processor).
-class WarnOnce {
+/// A set of strings the mappers of one process share (there is one mapper per processor):
+/// warnings said once per process, tasks whose placement fell back to DefaultMapper's.
+class SharedSet {
 public:
-  bool first(const std::string &key) {
+  bool insert(const std::string &key) {
     std::lock_guard<std::mutex> lock(mutex_);
     return seen_.insert(key).second;
+  }
+  bool contains(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return seen_.count(key) > 0;
   }
 
 private:
   std::mutex mutex_;
   std::set<std::string> seen_;
+};
+struct SharedState {
+  SharedSet warned, unplaced;
 };
 
 /// A DefaultMapper that applies a generated policy. Every decision the
@@ -1282,9 +1290,9 @@ template <typename Policy> class PolicyMapper : public DefaultMapper {
 public:
   PolicyMapper(MapperRuntime *rt, Legion::Machine machine, Processor local, const char *name,
                std::shared_ptr<const Policy> policy, std::shared_ptr<const MachineIndex> index,
-               ShardingID sharding_base, std::shared_ptr<WarnOnce> warned)
+               ShardingID sharding_base, std::shared_ptr<SharedState> shared)
       : DefaultMapper(rt, machine, local, name), policy_(std::move(policy)), index_(std::move(index)),
-        sharding_base_(sharding_base), warned_(std::move(warned)) {}
+        sharding_base_(sharding_base), shared_(std::move(shared)) {}
 
   // Region and layout hooks need the task being mapped: calls must not interleave.
   MapperSyncModel get_mapper_sync_model(void) const override { return SERIALIZED_NON_REENTRANT_MAPPER_MODEL; }
@@ -1314,6 +1322,7 @@ public:
           Processor p = place_single(task, k, *m);
           if (p.exists())
             return p;
+          unplaced(name);
         }
       }
       const auto &local = index_->on_node(k, node_id);
@@ -1326,13 +1335,19 @@ public:
     return DefaultMapper::default_policy_select_initial_processor(ctx, task);
   }
 
-  // Pin every task to the processor it was sent to (by the initial-processor choice,
-  // a slice, or a SingleTaskMap), as the reference (DSLMapper) does. DefaultMapper
-  // offers every local CPU for a CPU task, so the runtime would run the task on
-  // whichever CPU is free first and IndexTaskMap/SingleTaskMap would not hold.
+  // A task the policy places (IndexTaskMap, SingleTaskMap) runs on the processor it was sent
+  // to, as in the reference (DSLMapper). DefaultMapper offers every local CPU for a CPU task,
+  // so the runtime would run it on whichever CPU is free first and the placement would not
+  // hold. A task the policy does not place keeps DefaultMapper's choice: its slices may put a
+  // whole launch on one processor and rely on the other CPUs taking points from it.
   void default_policy_select_target_processors(MapperContext ctx, const Task &task,
                                                std::vector<Processor> &target_procs) override {
-    if (task.target_proc.address_space() != node_id || task.concurrent_task)
+    ProcKind kind;
+    const bool placed = policy_ && task.target_proc.address_space() == node_id && !task.concurrent_task &&
+                        from_legion(task.target_proc.kind(), &kind) &&
+                        find_map_rule(Policy::map_rules(), task.get_task_name(), kind, !task.is_index_space) &&
+                        !(shared_ && shared_->unplaced.contains(task.get_task_name()));
+    if (!placed)
       return DefaultMapper::default_policy_select_target_processors(ctx, task, target_procs);
     target_procs.push_back(task.target_proc);
   }
@@ -1359,12 +1374,14 @@ public:
       std::string error;
       if (!place(*policy_, index_->shape, rule->function, view, &placed, &error)) {
         warn_once(name, error + "; using the default mapper's slices");
+        unplaced(name);
         return DefaultMapper::slice_task(ctx, task, input, output);
       }
       // A set of processors ('*'): the runtime's choice, round-robin.
       Processor p = index_->processor(kind, placed.points[n % placed.points.size()]);
       if (!p.exists()) {
         warn_once(name, "its placement names a processor this machine lacks; using the default mapper's slices");
+        unplaced(name);
         return DefaultMapper::slice_task(ctx, task, input, output);
       }
       slices.push_back(TaskSlice(Domain(it.p, it.p), p, false /*recurse*/, false /*stealable*/));
@@ -1536,6 +1553,7 @@ private:
     std::string error;
     if (!place(*policy_, index_->shape, rule.function, view, &placed, &error)) {
       warn_once(view.name, error + "; using the default mapper's processor");
+      unplaced(view.name);
       return Processor::NO_PROC;
     }
     return index_->processor(kind, placed.points[next_local_++ % placed.points.size()]);
@@ -1580,8 +1598,14 @@ private:
     return names;
   }
 
+  // A task whose placement could not be applied is DefaultMapper's, target processors included.
+  void unplaced(const std::string &task) {
+    if (shared_)
+      shared_->unplaced.insert(task);
+  }
+
   void warn_once(const std::string &task, const std::string &what) {
-    if (!warned_ || warned_->first(task + "|" + what))
+    if (!shared_ || shared_->warned.insert(task + "|" + what))
       std::fprintf(stderr, "[hone mapper] warning: task %s: %s\n", task.c_str(), what.c_str());
   }
 
@@ -1592,7 +1616,7 @@ private:
   size_t next_local_ = 0;
   std::map<std::string, int64_t> in_flight_;
   MapperEvent deferral_;
-  std::shared_ptr<WarnOnce> warned_;
+  std::shared_ptr<SharedState> shared_;
 };
 
 /// Builds the policy and one mapper per local processor, registers the
@@ -1614,10 +1638,10 @@ void create_mappers(Legion::Machine machine, Legion::Runtime *rt, const std::set
   for (int i = 0; i < Policy::function_count(); ++i)
     rt->register_sharding_functor(sharding_base + static_cast<ShardingID>(i),
                                   new PolicyShardingFunctor<Policy>(policy, index, i), true /*silence warnings*/);
-  auto warned = std::make_shared<WarnOnce>();
+  auto shared = std::make_shared<SharedState>();
   for (Processor p : local_procs) {
     Legion::Mapping::Mapper *mapper = new PolicyMapper<Policy>(rt->get_mapper_runtime(), machine, p, mapper_name,
-                                                               policy, index, sharding_base, warned);
+                                                               policy, index, sharding_base, shared);
 #if defined(HONE_RT_HAVE_LOGGING_WRAPPER)
     if (logging_wrapper)
       mapper = new Legion::Mapping::LoggingWrapper(mapper);
