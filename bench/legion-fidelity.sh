@@ -9,7 +9,7 @@
 #   bench/legion-fidelity.sh [--mappers N] [--reuse] [--write] [APP...]    (default: 24; circuit stencil summa)
 #
 # --reuse keeps an app's real runs from an earlier call (only the comparison is redone); --write puts
-# the table between the markers legion:fidelity in docs/RESULTS.md.
+# the table between the markers legion:fidelity:begin/end in docs/RESULTS.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 hone=${HONE:-$root/build/src/cli/hone}
@@ -78,15 +78,5 @@ table="| app | mappers run | measured (median of 3 each) | run-to-run spread | m
 for r in "${rows[@]}"; do table+=$'\n'"$r"; done
 echo "$table"
 if [[ $write == 1 ]]; then
-  python3 - "$root/docs/RESULTS.md" "$table" <<'PY'
-import sys
-path, table = sys.argv[1], sys.argv[2]
-text = open(path).read()
-start, end = "<!-- legion:fidelity:start -->", "<!-- legion:fidelity:end -->"
-if start not in text:
-    sys.exit("docs/RESULTS.md has no legion:fidelity markers")
-head, rest = text.split(start, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + start + "\n" + table + "\n" + end + tail)
-PY
+  echo "$table" | python3 "$root/bench/write-table.py" "$root/docs/RESULTS.md" legion:fidelity
 fi

@@ -85,15 +85,5 @@ table="| app | guided evaluations | start (median of $repeats) | guided's best i
 for r in "${rows[@]}"; do table+=$'\n'"$r"; done
 echo "$table"
 if [[ $write == 1 ]]; then
-  python3 - "$root/docs/RESULTS.md" "$table" <<'PY'
-import sys
-path, table = sys.argv[1], sys.argv[2]
-text = open(path).read()
-start, end = "<!-- legion:tune:start -->", "<!-- legion:tune:end -->"
-if start not in text:
-    sys.exit("docs/RESULTS.md has no legion:tune markers")
-head, rest = text.split(start, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + start + "\n" + table + "\n" + end + tail)
-PY
+  echo "$table" | python3 "$root/bench/write-table.py" "$root/docs/RESULTS.md" legion:tune
 fi

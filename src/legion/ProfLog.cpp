@@ -296,8 +296,8 @@ support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gath
       const Value *k = field("kind");
       g.procs[num("proc_id")] = {k ? k->i : 0, node};
     } else if (n == "TaskKind") {
-      const Value *name = field("name");
-      if (name && (!g.taskNames.count(static_cast<uint32_t>(num("task_id"))) || field("overwrite")->u))
+      const Value *name = field("name"), *overwrite = field("overwrite"); // (older logs have no overwrite)
+      if (name && (!g.taskNames.count(static_cast<uint32_t>(num("task_id"))) || (overwrite && overwrite->u)))
         g.taskNames[static_cast<uint32_t>(num("task_id"))] = name->text;
     } else if (n == "TaskInfo" || n == "GPUTaskInfo") { // (ImplicitTaskInfo: the program's own thread)
       OpRun r{static_cast<uint32_t>(num("task_id")), num("proc_id"), num("ready"), num("start"), num("stop")};

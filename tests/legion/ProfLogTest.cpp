@@ -192,6 +192,29 @@ TEST_F(ProfLogTest, ALogCutShortGivesWhatCameBefore) {
   EXPECT_EQ(q->mapperS, 0); // the cut record
 }
 
+TEST_F(ProfLogTest, RecordTypesWithOtherFieldsAreReadByTheirPreamble) {
+  // An older or newer Legion: TaskKind without 'overwrite', TaskInfo with a field hone does not know,
+  // in another order. Fields are found by name, so the numbers are still right.
+  std::string log = "FileType: BinaryLegionProf v: 1.0\n"
+                    "TaskKind {id:1, task_id:TaskID:4, name:string:-1}\n"
+                    "TaskInfo {id:2, extra:unsigned:4, task_id:TaskID:4, op_id:UniqueID:8, proc_id:ProcID:8, "
+                    "start:timestamp_t:8, stop:timestamp_t:8}\n"
+                    "\n";
+  auto put = [&](auto v) { log.append(reinterpret_cast<const char *>(&v), sizeof(v)); };
+  for (uint32_t k : {7u, 7u}) { // the same kind twice: the first name stays
+    put(int32_t(1)), put(k);
+    log += k == 7 && log.find("leaf") == std::string::npos ? std::string("leaf") : std::string("other");
+    log += '\0';
+  }
+  put(int32_t(2)), put(uint32_t(99)), put(uint32_t(7)), put(uint64_t(1)), put(uint64_t(5)), put(uint64_t(1000)),
+      put(uint64_t(3000));
+  auto p = readLegionProfile({write("older.log", log, false)});
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  ASSERT_EQ(p->tasks.size(), 1u);
+  EXPECT_EQ(p->tasks[0].name, "leaf");
+  EXPECT_NEAR(p->tasks[0].busyS, 2e-6, 1e-15);
+}
+
 TEST_F(ProfLogTest, MalformedLogsAreLocatedErrors) {
   auto notProf = readLegionProfile({write("x.log", "Realm log line\nmore\n", false)});
   ASSERT_FALSE(notProf.ok());
