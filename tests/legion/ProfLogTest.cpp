@@ -244,6 +244,14 @@ TEST_F(ProfLogTest, MalformedLogsAreLocatedErrors) {
   EXPECT_NE(huge.error().message.find("not a number of dimensions"), std::string::npos);
 
   EXPECT_FALSE(readLegionProfile({(dir_ / "missing.gz").string()}).ok());
+  // A folder (its name with a space and $(...)) or a device where a log should be: located errors.
+  std::filesystem::create_directories(dir_ / "a $(b)");
+  auto folder = readLegionProfile({(dir_ / "a $(b)").string()});
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.error().message.find("a $(b)"), std::string::npos) << folder.error().message;
+  auto device = readLegionProfile({"/dev/zero"}); // endless: the first line alone is read, and refused
+  ASSERT_FALSE(device.ok());
+  EXPECT_NE(device.error().message.find("not a Legion Prof binary log"), std::string::npos);
   EXPECT_FALSE(readLegionProfile({}).ok());
 }
 
