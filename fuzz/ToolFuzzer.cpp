@@ -3,10 +3,11 @@
 // against output and profiles), prompt templates (and rendering them), an
 // LLM's reply text (JSON objects and fenced blocks pulled out of prose), and
 // the JSON rows a store holds (a run's configuration and its domains'
-// options), and the TOML performance models (an app instantiated on a shipped
+// options), what Slurm's commands print and a run's Slurm settings, and the TOML performance models (an app instantiated on a shipped
 // machine, a machine running a shipped app, each simulated under a policy). Each must return a value or an error on any input -- never
 // crash, hang, leak or trip a sanitizer.
 #include "autoguide/AutoGuide.h"
+#include "cluster/Slurm.h"
 #include "kernel/KernelDomain.h"
 #include "llm/Client.h"
 #include "llm/Prompt.h"
@@ -75,6 +76,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     simulateOn(*app, *shippedMachine);
   if (auto machine = model::parseMachine("fuzz.toml", text); machine.ok())
     simulateOn(*shippedApp, *machine);
+#elif HONE_FUZZ_PARSER == 5
+  // What Slurm's commands print (squeue, scontrol show job, sacct) and a run's stored Slurm settings.
+  (void)hone::cluster::parseSqueue(text);
+  (void)hone::cluster::parseScontrolJob(text);
+  (void)hone::cluster::parseSacct(text);
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_discarded())
+    if (auto s = hone::cluster::SlurmSettings::fromJson(j))
+      (void)hone::cluster::SlurmSettings::fromJson(s->toJson()); // what it writes, it reads
 #endif
   return 0;
 }

@@ -3,8 +3,8 @@
 # ASan+UBSan. Targets: dsl (the mapper DSL front end); the kernel domain's
 # manifest, variant, cachegrind, remarks, perf, mca, ptxas, ncu, and the code
 # agent's diff and reply; rules (AutoGuide), prompt (templates), llmtext (an
-# LLM's reply text), config (store rows) and model (the TOML performance
-# models, simulated); default: all.
+# LLM's reply text), config (store rows), model (the TOML performance
+# models, simulated) and slurm (squeue/scontrol/sacct output, Slurm settings); default: all.
 # The targets are built in build-fuzz/ optimized (RelWithDebInfo) with ASan+UBSan
 # and every library instrumented for coverage (HONE_FUZZ_COVERAGE), apart from
 # the test build (-O0), which replays the corpora.
@@ -20,7 +20,7 @@ jobs=${2:-1}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config model)
+  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config model slurm)
 fi
 ./scripts/install-deps.sh
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -28,7 +28,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
 corpusOf() {
   case "$1" in
     dsl) echo fuzz/corpus ;;
-    rules | prompt | llmtext | config | model) echo "fuzz/corpus-tools/$1" ;;
+    rules | prompt | llmtext | config | model | slurm) echo "fuzz/corpus-tools/$1" ;;
     *) echo "fuzz/corpus-kernel/$1" ;;
   esac
 }

@@ -15,6 +15,7 @@ packages=(
   valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
   librsvg2-bin                        # hone plot -o FILE.png (rsvg-convert)
   chromium                            # browser tests of the report and dashboard (tests/browser)
+  slurm-wlm munge                     # --executor slurm; its tests start a single-node cluster (tests/slurm)
 )
 
 # Node.js and npm drive the browser tests (Playwright); a machine may have them from elsewhere

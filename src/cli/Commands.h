@@ -2,6 +2,7 @@
 // runs through a callback that returns the process exit code.
 #pragma once
 
+#include "cluster/Slurm.h"
 #include "mapping/MappingDomain.h"
 #include "store/Store.h"
 
@@ -60,6 +61,7 @@ void addServeCommand(CLI::App &app, Action &action);
 void addLegionProfCommand(CLI::App &app, Action &action);
 void addMachineCommand(CLI::App &app, Action &action);
 void addModelCommand(CLI::App &app, Action &action);
+void addSweepCommand(CLI::App &app, Action &action);
 
 /// Registers every domain hone has (mapping, kernel) and their agents: the one place that names them all.
 void registerDomains();
@@ -75,6 +77,15 @@ void printDiagnostics(const dsl::CheckedSource &checked);
 /// Prints one located runtime error (line/column may be 0) in compiler form.
 void printLocatedError(const support::SourceFile &file, int line, int column, const std::string &message,
                        const std::string &note = "");
+
+/// --executor and the --slurm-* options of the commands that run evaluations (tune, sweep).
+struct ExecutorFlags {
+  std::string executor = "local";
+  cluster::SlurmSettings slurm;
+};
+void addExecutorOptions(CLI::App &cmd, ExecutorFlags &flags);
+/// Puts the flags into a run's configuration (reading the header file); false after printing why not.
+bool applyExecutorOptions(const ExecutorFlags &flags, tune::TuneConfig &config);
 
 using mapping::LoadedModels;
 

@@ -3,6 +3,8 @@
 
 #include "dsl/Frontend.h"
 #include "support/Diagnostics.h"
+#include "support/FileUtil.h"
+#include "tune/Config.h"
 #include "support/SourceFile.h"
 #include "store/Store.h"
 
@@ -65,6 +67,63 @@ std::optional<OpenedRun> openRun(const std::string &db, int64_t id) {
   }
   auto steps = st->steps(id);
   return OpenedRun{std::move(st), std::move(*run), std::move(steps)};
+}
+
+void addExecutorOptions(CLI::App &cmd, ExecutorFlags &f) {
+  const std::string g = "Slurm (docs/SLURM.md)";
+  cmd.add_option("--executor", f.executor,
+                 "Where evaluations run their commands: local, or slurm (each command a batch job; needs "
+                 "--evaluator command or --kernel)")
+      ->capture_default_str();
+  cmd.add_option("--slurm-job-dir", f.slurm.jobDir,
+                 "Job folders, on a filesystem the nodes share (default: beside the store, STORE-jobs)")
+      ->group(g);
+  cmd.add_option("--slurm-partition", f.slurm.partition, "sbatch --partition")->group(g);
+  cmd.add_option("--slurm-account", f.slurm.account, "sbatch --account")->group(g);
+  cmd.add_option("--slurm-gpus", f.slurm.gpus, "sbatch --gpus (\"1\", \"a100:2\")")->group(g);
+  cmd.add_option("--slurm-time-limit", f.slurm.timeLimitS,
+                 "sbatch --time in seconds, rounded up to minutes (default: the command's --timeout plus a minute)")
+      ->group(g)
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--slurm-sbatch", f.slurm.directives,
+                 "More sbatch options, one per flag (--slurm-sbatch=--exclusive --slurm-sbatch=--mem=8G)")
+      ->group(g);
+  cmd.add_option("--slurm-header", f.slurm.headerFile,
+                 "A job header of your own (#SBATCH lines, module loads; {name} {time} {dir}) instead of hone's")
+      ->group(g);
+  cmd.add_option("--slurm-poll", f.slurm.pollS, "Seconds between queue queries (one squeue for all jobs)")
+      ->group(g)
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--slurm-pending-timeout", f.slurm.pendingTimeoutS,
+                 "Cancel a job still pending after this many seconds and fail its command (0: wait)")
+      ->group(g)
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--slurm-retries", f.slurm.retries, "Submissions again after a node failure or preemption")
+      ->group(g)
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+}
+
+bool applyExecutorOptions(const ExecutorFlags &f, tune::TuneConfig &config) {
+  config.executor = f.executor;
+  if (f.executor == "local")
+    return true;
+  if (f.executor != "slurm") {
+    std::cerr << "hone: --executor: '" << f.executor << "' is not one of local, slurm\n";
+    return false;
+  }
+  cluster::SlurmSettings s = f.slurm;
+  if (!s.headerFile.empty()) {
+    auto text = support::readFile(s.headerFile);
+    if (!text) {
+      std::cerr << "hone: --slurm-header: " << text.error().message << "\n";
+      return false;
+    }
+    s.header = *text;
+  }
+  config.executorOptions = s.toJson();
+  return true;
 }
 
 } // namespace hone::cli

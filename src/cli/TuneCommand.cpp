@@ -3,6 +3,7 @@
 //           [--llm-url URL --llm-model NAME --llm-preset P --optimizer trace|opro|K-shot
 //            --llm-cache PATH --replay ...]   (docs/LLM.md)
 // hone tune --kernel DIR [--agent guided|ensemble|random|llm [--llm-mode single|two-agent]] ...   (docs/KERNELS.md)
+// hone tune ... --executor slurm [--slurm-partition P --slurm-gpus G --slurm-sbatch OPT ...]   (docs/SLURM.md)
 // hone resume RUN [--db PATH] [--json]
 // Parses flags into a tune::TuneConfig, runs tune::runTune, prints.
 #include "cli/Commands.h"
@@ -87,6 +88,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
     bool json = false, noProfile = false;
     double memoryMb = 0;
     std::string refusedKey; // --api-key is refused; never printed
+    ExecutorFlags executor;
   };
   auto opts = std::make_shared<Options>();
   TuneConfig &c = opts->config;
@@ -139,6 +141,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
   cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  addExecutorOptions(*cmd, opts->executor);
   tune::LlmConfig &l = c.llm;
   const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
   addLlmEndpointOptions(*cmd, l.client, llm);
@@ -220,6 +223,8 @@ void addTuneCommand(CLI::App &app, Action &action) {
         mo.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
         config.options = mo.toJson();
       }
+      if (!applyExecutorOptions(opts->executor, config))
+        return kUsage;
       if (!opts->startFile.empty()) {
         auto text = support::readFile(opts->startFile);
         if (!text) {

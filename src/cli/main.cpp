@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
     addDumpCommand(app, action);
     addTuneCommand(app, action);
     addResumeCommand(app, action);
+    addSweepCommand(app, action);
     addRunsCommand(app, action);
     addShowCommand(app, action);
     addExportCommand(app, action);

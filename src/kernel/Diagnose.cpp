@@ -107,12 +107,10 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
       } else {
         std::string out = dir + "/cachegrind.out.%p";
-        for (const auto &entry : fs::directory_iterator(dir, ec))
-          if (entry.path().filename().string().rfind("cachegrind.out.", 0) == 0)
-            fs::remove(entry.path(), ec);
         RunResult r = runOnce(m, v, b.exe, dir + "/cg-run", o.seed,
                               {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
-                               "--cachegrind-out-file=" + out});
+                               "--cachegrind-out-file=" + out},
+                              {dir + "/cachegrind.out.*"});
         // The largest output is the program's (the shell's is tiny).
         std::string best;
         uintmax_t bestSize = 0;
@@ -158,10 +156,10 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       BuildResult b = build(m, v, dir + "/perf-build");
       if (b.ok) {
         std::string csv = dir + "/perf.csv";
-        fs::remove(csv, ec);
         RunResult r = runOnce(m, v, b.exe, dir + "/perf-run", o.seed,
                               {"perf", "stat", "-x,", "-o", csv, "-e",
-                               "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"});
+                               "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"},
+                              {csv});
         auto text = support::readFile(csv);
         auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
         if (!r.ok()) {

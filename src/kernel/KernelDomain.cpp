@@ -178,6 +178,7 @@ public:
     auto m = loadManifest(options->project);
     if (!m)
       return support::Error{m.error().message};
+    m->executor = config.commandExecutor; // builds and runs, the reference's too, run where the user said
     auto catalogue = loadCatalogue();
     if (!catalogue)
       return catalogue.error();

@@ -6,9 +6,11 @@
 // "hone.toml:line:col: message".
 #pragma once
 
+#include "support/Executor.h"
 #include "support/Expected.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,6 +90,8 @@ struct Manifest {
   std::vector<Knob> knobs;
   std::vector<Constraint> constraints;
   std::vector<std::string> profileDefines; // NAME=VALUE added when profiling (smaller sizes)
+  // Where builds and runs execute (not from hone.toml: the caller's --executor); null: here.
+  std::shared_ptr<support::CommandExecutor> executor;
 
   const Knob *knob(const std::string &name) const;
   std::vector<std::string> knobNames() const;

@@ -2,6 +2,7 @@
 
 #include "support/FileUtil.h"
 #include "support/Regex.h"
+#include "support/StringUtil.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -112,16 +113,7 @@ Expansion expand(const Manifest &m, const Variant &v) {
 
 namespace {
 
-std::string shellQuote(const std::string &s) {
-  if (!s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-        return std::isalnum(c) || std::strchr("-_./=+,:@%", c);
-      }))
-    return s;
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using support::shellQuote;
 
 std::string quoteAll(const std::vector<std::string> &items) {
   std::string out;
@@ -150,8 +142,10 @@ std::string substitute(const std::string &tmpl, const std::map<std::string, std:
   return out;
 }
 
-support::SubprocessResult shell(const std::string &command, const std::string &cwd, double timeoutS, size_t memoryMb,
-                                const std::vector<std::string> &env, const std::vector<std::string> &prefix = {}) {
+support::SubprocessResult shell(const Manifest &m, const std::string &key, const std::string &command,
+                                const std::string &cwd, double timeoutS, size_t memoryMb,
+                                const std::vector<std::string> &env, const std::vector<std::string> &prefix,
+                                std::vector<std::string> clearFirst) {
   support::SubprocessOptions o;
   o.argv = {"env"};
   for (const auto &e : env)
@@ -163,7 +157,8 @@ support::SubprocessResult shell(const std::string &command, const std::string &c
   o.timeoutS = timeoutS;
   o.memoryLimitBytes = memoryMb * 1024 * 1024;
   o.outputLimitBytes = 8 << 20;
-  return support::runSubprocess(o);
+  o.clearFirst = std::move(clearFirst);
+  return (m.executor ? m.executor : support::localExecutor())->run(o, key);
 }
 
 } // namespace
@@ -215,8 +210,7 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
   }
   r.exe = (fs::path(dir) / out).string();
   r.command = buildCommand(m, v, dir, extraFlags, extraDefines, out);
-  fs::remove(r.exe, ec);
-  auto p = shell(r.command, m.dir, m.buildTimeoutS, 0, {});
+  auto p = shell(m, "build-" + out, r.command, m.dir, m.buildTimeoutS, 0, {}, {}, {r.exe});
   r.seconds = p.seconds;
   r.log = p.output;
   if (!p.ok())
@@ -399,14 +393,13 @@ std::string lastLine(const std::string &text) {
 } // namespace
 
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
-                  const std::vector<std::string> &prefix) {
+                  const std::vector<std::string> &prefix, const std::vector<std::string> &clearFirst) {
   RunResult r;
   std::error_code ec;
   fs::create_directories(rundir, ec);
   fs::path outFile;
   if (m.output.source == "file") {
     outFile = fs::path(rundir) / m.output.file;
-    fs::remove(outFile, ec); // a stale output from an earlier run must never pass for this one's
   }
   std::string command = substitute(m.runCommand, {{"exe", shellQuote(exe)},
                                                   {"seed", std::to_string(seed)},
@@ -415,7 +408,12 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
   std::vector<std::string> env = m.env;
   Expansion e = expand(m, v);
   env.insert(env.end(), e.env.begin(), e.env.end());
-  r.process = shell(command, rundir, m.runTimeoutS, m.memoryMb, env, prefix);
+  // A stale output from an earlier run must never pass for this one's.
+  std::vector<std::string> clear = clearFirst;
+  if (!outFile.empty())
+    clear.push_back(outFile.string());
+  r.process = shell(m, fmt::format("{}run-{}", prefix.empty() ? "" : "profile-", seed), command, rundir, m.runTimeoutS,
+                    m.memoryMb, env, prefix, clear);
   if (!r.process.ok()) {
     r.error = r.process.describe();
     // The shell reports a program that a signal ended as exit 128 + the signal.

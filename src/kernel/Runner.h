@@ -70,8 +70,9 @@ struct RunResult {
 };
 
 /// Runs `exe` on `seed` in `rundir` (created; an output file is removed first).
+/// `clearFirst`: files the run writes besides its outputs (a profiler's), removed before it runs.
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
-                  const std::vector<std::string> &prefix = {});
+                  const std::vector<std::string> &prefix = {}, const std::vector<std::string> &clearFirst = {});
 
 /// The outputs of a program's stdout: the numbers of every line that is not ignored or the timing tag.
 std::vector<double> numbersOf(const OutputSpec &spec, const std::string &stdoutText, const std::string &timingTag);

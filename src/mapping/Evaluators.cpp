@@ -7,7 +7,7 @@
 #include "support/DataPaths.h"
 #include "support/FileUtil.h"
 #include "support/StringUtil.h"
-#include "support/Subprocess.h"
+#include "support/Executor.h"
 
 #include <fmt/format.h>
 
@@ -266,13 +266,14 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
     std::sort(logs.begin(), logs.end());
     return logs;
   };
-  auto runOne = [&](const std::string &templ) {
+  auto runOne = [&](const std::string &templ, const std::string &key, std::vector<std::string> clearFirst) {
     support::SubprocessOptions so;
+    so.clearFirst = std::move(clearFirst);
     so.argv = {"/bin/sh", "-c", substitute(templ, vars)};
     so.workdir = dir.string();
     so.timeoutS = options_.timeoutS;
     so.memoryLimitBytes = options_.memoryLimitBytes;
-    return support::runSubprocess(so);
+    return (options_.executor ? options_.executor : support::localExecutor())->run(so, key);
   };
   // The error names the output's telltale line (a compiler's or the runtime's message), so that a
   // rejected mapping reads as what the runtime said, not only as an exit status.
@@ -283,7 +284,7 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
     r.rawOutput += sr.output;
   };
   if (!options_.build.empty()) {
-    auto built = runOne(options_.build);
+    auto built = runOne(options_.build, "build", {});
     r.metrics["build_s"] = built.seconds;
     if (!built.ok()) {
       failed(built, EvalStatus::BuildFailed, "build");
@@ -309,9 +310,8 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
   std::vector<double> values;
   double runSeconds = 0;
   for (int rep = 0; rep < std::max(1, options_.repeats); ++rep) {
-    for (const auto &old : profLogs()) // each run's logs are its own
-      fs::remove(old, ec);
-    auto ran = runOne(options_.run);
+    // Each run's logs are its own.
+    auto ran = runOne(options_.run, fmt::format("run-{}", rep), {(dir / "legion_prof_*").string()});
     runSeconds += ran.seconds;
     r.metrics["run_s"] = runSeconds;
     if (!ran.ok()) {

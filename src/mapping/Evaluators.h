@@ -10,6 +10,7 @@
 #include "model/App.h"
 #include "model/Machine.h"
 #include "sim/Simulator.h"
+#include "support/Executor.h"
 #include "support/Expected.h"
 #include "support/Regex.h"
 
@@ -57,6 +58,8 @@ struct CommandOptions {
   // Tasks outside the measured part (the app model's setup and teardown): a real profile covers the
   // whole run, so they are left out of its task statistics. Derived from the app; not stored.
   std::vector<std::string> untimedTasks;
+  // Where the commands run (--executor); null: here. Not stored: the run's executor settings are.
+  std::shared_ptr<support::CommandExecutor> executor;
 };
 
 /// Runs real builds and runs. Templates may use {policy} (the .map file),

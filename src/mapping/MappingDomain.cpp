@@ -118,7 +118,15 @@ public:
       if (auto text = support::readFile(*expertPath_))
         expertText_ = *text;
   }
-  support::Expected<bool> makeCommandEvaluator() {
+  support::Expected<bool> makeCommandEvaluator(const tune::TuneConfig &config) {
+    if (config.executor != "local" && options_.evaluator != "command")
+      return support::Error{fmt::format("--executor {}: the model evaluator runs no command; it goes with "
+                                        "--evaluator command",
+                                        config.executor)};
+    options_.command.executor = config.commandExecutor;
+    // Candidates' files where the commands' machines see them (this machine's /tmp is not a node's).
+    if (options_.command.workdir.empty() && config.commandExecutor && !config.commandExecutor->sharedDir().empty())
+      options_.command.workdir = (std::filesystem::path(config.commandExecutor->sharedDir()) / "candidates").string();
     if (options_.evaluator == "command") {
       // The app's tasks that never run in the measured part: a real profile's statistics skip them.
       std::set<int> timed;
@@ -249,7 +257,7 @@ public:
     if (!loaded)
       return loaded.error();
     auto problem = std::make_unique<MappingProblem>(std::move(loaded->first), std::move(loaded->second));
-    if (auto ok = problem->makeCommandEvaluator(); !ok)
+    if (auto ok = problem->makeCommandEvaluator(config); !ok)
       return ok.error();
     problem->setStart(config.start.empty() ? problem->defaultStart().first : config.start);
     return std::unique_ptr<tune::Problem>(std::move(problem));

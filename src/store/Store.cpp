@@ -352,4 +352,19 @@ RunUsage Store::runUsage(int64_t run) {
   return u;
 }
 
+Expected<int64_t> Store::importRun(Store &from, int64_t run) {
+  auto info = from.run(run);
+  if (!info)
+    return Error{fmt::format("run {} is not in the store", run)};
+  auto id = createRun(*info);
+  if (!id)
+    return id.error();
+  for (const StepRecord &step : from.steps(run))
+    if (auto r = recordStep(*id, step); !r)
+      return Error{fmt::format("run {}, step {}: {}", run, step.sequence, r.error().message)};
+  if (auto r = setRunUsage(*id, from.runUsage(run)); !r)
+    return r.error();
+  return *id;
+}
+
 } // namespace hone::store

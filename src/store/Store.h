@@ -93,6 +93,9 @@ public:
   /// The agent's totals for a run, saved as the run goes (they include calls whose
   /// candidates were duplicates or never came, which have no step of their own).
   support::Expected<bool> setRunUsage(int64_t run, const RunUsage &usage);
+  /// Copies run `run` of `from` (its configuration, status, steps with feedback and notes, usage) into this
+  /// store as a new run; returns its id here. (`hone sweep` gathers its tasks' stores this way.)
+  support::Expected<int64_t> importRun(Store &from, int64_t run);
   RunUsage runUsage(int64_t run);
 
 private:

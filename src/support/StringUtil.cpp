@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 namespace hone::support {
 
@@ -66,6 +67,17 @@ std::string replaceAll(std::string text, std::string_view from, std::string_view
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
     text.replace(at, from.size(), to);
   return text;
+}
+
+std::string shellQuote(const std::string &s) {
+  if (!s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+        return std::isalnum(c) || std::strchr("-_./=+,:@%", c);
+      }))
+    return s;
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 uint64_t fnv1a64(std::string_view text, uint64_t basis) {

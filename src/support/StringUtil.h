@@ -27,6 +27,10 @@ std::string joinOr(const std::vector<std::string> &items);
 /// `text` with every occurrence of `from` (non-empty) replaced by `to`.
 std::string replaceAll(std::string text, std::string_view from, std::string_view to);
 
+/// `s` as one word of a POSIX shell command: unchanged when it is only safe characters, else in
+/// single quotes (a quote inside written '\'').
+std::string shellQuote(const std::string &s);
+
 /// The line of a failed command's output that says why: the last line with a message ("error:" or
 /// "fatal:", any case), else the last that reads as an error (error, fatal, abort, assert,
 /// exception, segmentation fault, terminate, killed), else the last non-blank line; trimmed, at

@@ -1,5 +1,6 @@
 #include "support/Subprocess.h"
 
+#include "support/Executor.h"
 #include "support/Interrupt.h"
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -45,8 +47,25 @@ void killOwnGroup(int) { kill(0, SIGKILL); }
 
 } // namespace
 
+void clearOutputs(const std::vector<std::string> &clearFirst) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto &path : clearFirst) {
+    if (!path.empty() && path.back() == '*') {
+      fs::path pattern = path.substr(0, path.size() - 1);
+      std::string prefix = pattern.filename().string();
+      for (const auto &e : fs::directory_iterator(pattern.parent_path(), ec))
+        if (e.path().filename().string().rfind(prefix, 0) == 0)
+          fs::remove(e.path(), ec);
+    } else {
+      fs::remove(path, ec);
+    }
+  }
+}
+
 SubprocessResult runSubprocess(const SubprocessOptions &options) {
   SubprocessResult result;
+  clearOutputs(options.clearFirst);
   if (options.argv.empty()) {
     result.error = "empty command";
     return result;
@@ -142,7 +161,7 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
       result.timedOut = true;
       break;
     }
-    if (interrupted()) { // hone itself is stopping: the command's whole group goes with it
+    if (!options.runWhenInterrupted && interrupted()) { // hone itself is stopping: the command's whole group goes with it
       result.interrupted = true;
       break;
     }
@@ -184,6 +203,11 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
   else if (WIFSIGNALED(wstatus))
     result.signal = WTERMSIG(wstatus);
   return result;
+}
+
+std::shared_ptr<CommandExecutor> localExecutor() {
+  static const std::shared_ptr<CommandExecutor> local = std::make_shared<LocalExecutor>();
+  return local;
 }
 
 } // namespace hone::support

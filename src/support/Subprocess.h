@@ -15,6 +15,11 @@ struct SubprocessOptions {
   double timeoutS = 0;           // 0: no limit
   size_t memoryLimitBytes = 0;   // RLIMIT_AS of the child; 0: no limit
   size_t outputLimitBytes = 1 << 20; // keep at most this much of stdout+stderr (the end)
+  bool runWhenInterrupted = false;   // clean-up commands (scancel) run to the end after Ctrl-C too
+  // Files the command writes, removed before it runs so that a stale one never passes for its own;
+  // "DIR/prefix*" removes the files of DIR whose names start with prefix. (An executor whose jobs outlive
+  // hone removes them in the job: a result adopted after a restart keeps its files.)
+  std::vector<std::string> clearFirst;
 };
 
 struct SubprocessResult {
@@ -33,5 +38,7 @@ struct SubprocessResult {
 };
 
 SubprocessResult runSubprocess(const SubprocessOptions &options);
+/// Removes the files of `clearFirst` (as runSubprocess does before it starts the command).
+void clearOutputs(const std::vector<std::string> &clearFirst);
 
 } // namespace hone::support

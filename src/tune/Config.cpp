@@ -37,6 +37,10 @@ json TuneConfig::toJson() const {
          {"baseline_label", baselineLabel}};
   if (target)
     j["target"] = *target;
+  if (executor != "local") {
+    j["executor"] = executor;
+    j["executor_options"] = executorOptions;
+  }
   if (agent == "llm") {
     const llm::Settings &c = llm.client;
     j["llm"] = {{"preset", c.preset},
@@ -154,6 +158,10 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &stored) {
     c.target = r.optional<double>("target");
     c.baseline = r.get<double>("baseline", d.baseline);
     c.baselineLabel = r.get<std::string>("baseline_label", d.baselineLabel);
+    c.executor = r.get<std::string>("executor", d.executor);
+    c.executorOptions = r.get<json>("executor_options", json::object());
+    if (!c.executorOptions.is_object())
+      throw std::runtime_error("the run's configuration: 'executor_options' is not an object");
     if (const json &l = r.raw("llm"); !l.is_null())
       c.llm = readLlm(l);
     if (c.domain == "mapping") // copies of options kept at the top level (toJson)

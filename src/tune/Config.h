@@ -6,6 +6,7 @@
 #pragma once
 
 #include "llm/Config.h"
+#include "support/Executor.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -50,6 +52,13 @@ struct TuneConfig {
   size_t patience = 0;            // stop after this many evaluations without improvement; 0: never
   std::optional<double> target;
   LlmConfig llm; // for --agent llm
+  // Where evaluations run their commands: "local", or "slurm" with executorOptions (cluster::SlurmSettings;
+  // its run_tag is decided when the run starts, so that a resume finds the run's jobs).
+  std::string executor = "local";
+  nlohmann::json executorOptions = nlohmann::json::object();
+  // Not stored: the executor made from the two above for this process (tune/Session makes it before the
+  // domain opens its problem, so that a kernel's reference build runs there too); null: local.
+  std::shared_ptr<support::CommandExecutor> commandExecutor;
   // Decided when the run starts, kept for resuming:
   double baseline = 0;       // the metric that scores 1.0; 0: raw scores
   std::string baselineLabel; // what scores are relative to

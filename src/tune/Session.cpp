@@ -1,6 +1,7 @@
 #include "tune/Session.h"
 
 #include "autoguide/AutoGuide.h"
+#include "cluster/Slurm.h"
 #include "llm/Client.h"
 #include "support/Interrupt.h"
 #include "support/JsonText.h"
@@ -130,6 +131,33 @@ private:
 
 } // namespace
 
+/// The executor of `config.executor` (null: local). A new run's Slurm jobs get a tag of their own, kept in
+/// the configuration, so that its resume finds them.
+support::Expected<std::shared_ptr<cluster::SlurmExecutor>> makeExecutor(TuneConfig &config, const std::string &db) {
+  if (config.executor == "local")
+    return std::shared_ptr<cluster::SlurmExecutor>();
+  if (config.executor != "slurm")
+    return support::Error{fmt::format("--executor: '{}' is not one of local, slurm", config.executor)};
+  auto settings = cluster::SlurmSettings::fromJson(config.executorOptions);
+  if (!settings)
+    return settings.error();
+  std::error_code ec;
+  if (settings->jobDir.empty())
+    settings->jobDir = besideStore(db, "jobs");
+  settings->jobDir = std::filesystem::absolute(settings->jobDir, ec).string();
+  if (settings->runTag.empty()) {
+    char host[256] = {};
+    (void)gethostname(host, sizeof host - 1);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
+    settings->runTag = fmt::format("{}-{}-{}", host[0] ? host : "host", ::getpid(), ms.count());
+  }
+  config.executorOptions = settings->toJson();
+  auto made = cluster::SlurmExecutor::make(*settings);
+  if (!made)
+    return made.error();
+  return *made;
+}
+
 support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &so) {
   auto t0 = std::chrono::steady_clock::now();
   auto warn = [&](const std::string &w) {
@@ -177,6 +205,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   auto guide = autoguide::AutoGuide::withDefaults(config.rules);
   if (!guide)
     return guide.error();
+  auto executor = makeExecutor(config, so.db);
+  if (!executor)
+    return executor.error();
+  config.commandExecutor = *executor;
   auto opened = domain->open(config);
   if (!opened)
     return opened.error();
@@ -317,6 +349,9 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
                                       "can be written)",
                                       so.db, recorder.failure(), report.runId)};
   }
+  if (*executor)
+    report.executor = fmt::format("{}: {} jobs submitted, {} found from an earlier process", (*executor)->describe(),
+                                  (*executor)->submitted(), (*executor)->adopted());
   // An interrupted run is not finished: hone resume continues it (the batch in flight is evaluated again).
   (void)store.setRunStatus(report.runId, report.outcome.interrupted ? "interrupted" : "finished");
   if (client) {
@@ -389,6 +424,8 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
                 {"cache", report.llmCache},       {"replay", config.llm.client.replay}};
   if (json a = evidenceAlignment(o.steps); !a.is_null())
     j["evidence_alignment"] = a;
+  if (!report.executor.empty())
+    j["executor"] = report.executor;
   return j;
 }
 
@@ -431,6 +468,8 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
                        config.llm.client.model, config.llm.optimizer, u.calls, u.promptTokens, u.completionTokens,
                        u.cost, config.llm.client.replay ? " (replayed)" : "");
   }
+  if (!report.executor.empty())
+    out << "executor: " << report.executor << "\n";
   if (json a = evidenceAlignment(o.steps); !a.is_null())
     out << fmt::format("evidence alignment: {} of {} candidates that named a diagnostic changed the code it points "
                        "at ({:.0f}%)\n",

@@ -28,6 +28,7 @@ struct TuneReport {
   double seconds = 0;
   store::RunUsage usage; // what the LLM agent spent (zero for the built-in agents)
   std::string llmCache;  // the LLM's response cache used
+  std::string executor;  // where commands ran, when not here ("slurm ...: N jobs submitted, ...")
 };
 
 struct SessionOptions {

@@ -156,6 +156,47 @@ TEST(Store, RunsAndStepsRoundTrip) {
   EXPECT_FALSE(s->run(999).has_value());
 }
 
+TEST(Store, ARunIsImportedWithItsStepsFeedbackNotesAndUsage) {
+  TempDb a, b;
+  auto from = openOk(a.path);
+  auto to = openOk(b.path);
+  RunInfo info;
+  info.domain = "kernel";
+  info.app = "dot";
+  info.agent = "random";
+  info.seed = 3;
+  info.status = "finished";
+  info.config = {{"iterations", 2}};
+  int64_t src = *from->createRun(info);
+  StepRecord first = step(0, "a");
+  first.notes = {{"conversation", "hi"}};
+  first.profile = {{"tasks", json::array()}};
+  ASSERT_TRUE(from->recordStep(src, first).ok());
+  ASSERT_TRUE(from->recordStep(src, step(1, "b")).ok());
+  RunUsage usage;
+  usage.calls = 4;
+  usage.promptTokens = 100;
+  ASSERT_TRUE(from->setRunUsage(src, usage).ok());
+  (void)*to->createRun(RunInfo{}); // the target has runs of its own: ids are its own
+  auto id = to->importRun(*from, src);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(*id, 2);
+  auto run = to->run(*id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->domain, "kernel");
+  EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(run->seed, 3u);
+  EXPECT_EQ(run->config, info.config);
+  auto steps = to->steps(*id);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].notes["conversation"], "hi");
+  EXPECT_EQ(steps[0].feedback["explanation"], "fine");
+  EXPECT_TRUE(steps[0].profile.contains("tasks"));
+  EXPECT_EQ(steps[1].artifact, "b");
+  EXPECT_EQ(to->runUsage(*id).calls, 4);
+  EXPECT_FALSE(to->importRun(*from, 99));
+}
+
 TEST(Store, AFailedRecordLeavesNothingBehind) {
   TempDb db;
   auto s = openOk(db.path);

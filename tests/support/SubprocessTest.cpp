@@ -23,6 +23,20 @@ SubprocessOptions cmd(std::vector<std::string> argv, double timeoutS = 0, size_t
   return o;
 }
 
+TEST(Subprocess, StaleOutputsAreRemovedBeforeTheCommandRuns) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hone-clear-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char *name : {"out.bin", "prof_0.gz", "prof_1.gz", "keep.txt"})
+    std::ofstream(dir / name) << "old";
+  SubprocessOptions o = cmd({"sh", "-c", "ls"}, 0, 0, dir.string());
+  o.clearFirst = {(dir / "out.bin").string(), (dir / "prof_*").string(), (dir / "never-there").string()};
+  auto r = runSubprocess(o);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(r.output, "keep.txt\n");
+  fs::remove_all(dir);
+}
+
 TEST(Subprocess, CapturesOutputAndExitCode) {
   auto r = runSubprocess(cmd({"sh", "-c", "echo out; echo err >&2; exit 3"}));
   ASSERT_TRUE(r.started) << r.error;

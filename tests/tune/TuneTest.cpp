@@ -42,6 +42,18 @@ TEST(TuneConfig, RoundTrip) {
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->llm.optimizer, "opro");
   EXPECT_EQ(back->llm.client.model, "m");
+  // Where commands ran is kept (a resume submits the same way and finds the run's jobs); local is the
+  // default and is not written.
+  EXPECT_FALSE(c.toJson().contains("executor"));
+  c.executor = "slurm";
+  c.executorOptions = {{"partition", "gpu"}, {"run_tag", "h-1-2"}};
+  back = TuneConfig::fromJson(c.toJson());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->executor, "slurm");
+  EXPECT_EQ(back->executorOptions["run_tag"], "h-1-2");
+  json broken = c.toJson();
+  broken["executor_options"] = "gpu";
+  EXPECT_FALSE(TuneConfig::fromJson(broken));
 }
 
 TEST(TuneConfig, VersionOneIsTheMappingDomain) {

@@ -1,0 +1,352 @@
+// hone sweep (--apps A,B | --kernels DIR,DIR) --agents G,H --seeds 1-3 [--iterations N] [--machine M]
+//            [--db STORE] [--executor local|slurm [--slurm-*]] [--jobs N] [--tag NAME] [--json] [-- TUNE ARGS]
+// The papers' protocol, subjects x agents x seeds, as one batch: each combination is a `hone tune` of its
+// own (its own store and work folder, in the sweep's folder beside the store), run here N at a time or as
+// one Slurm array job, and every run is gathered into STORE at the end. Running the same command again
+// picks up where a killed sweep stopped: finished tasks are not run again, an array still in the queue is
+// waited for, and runs already gathered are not gathered twice.
+#include "cli/Commands.h"
+
+#include "support/FileUtil.h"
+#include "support/Interrupt.h"
+#include "support/StringUtil.h"
+#include "tune/Session.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace hone::cli {
+
+namespace {
+
+std::vector<std::string> splitList(const std::vector<std::string> &items) {
+  std::vector<std::string> out;
+  for (const auto &item : items) {
+    std::string cur;
+    for (char c : item + ",") {
+      if (c == ',') {
+        if (!cur.empty())
+          out.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+  }
+  return out;
+}
+
+/// "1-3,7" -> 1 2 3 7; an error names the bad part.
+support::Expected<std::vector<uint64_t>> parseSeeds(const std::vector<std::string> &items) {
+  std::vector<uint64_t> seeds;
+  for (const auto &part : splitList(items)) {
+    try {
+      size_t dash = part.find('-', 1);
+      size_t used = 0;
+      uint64_t a = std::stoull(part.substr(0, dash), &used);
+      if (used != (dash == std::string::npos ? part.size() : dash))
+        throw std::invalid_argument(part);
+      uint64_t b = a;
+      if (dash != std::string::npos) {
+        b = std::stoull(part.substr(dash + 1), &used);
+        if (used != part.size() - dash - 1 || b < a || b - a > 10000)
+          throw std::invalid_argument(part);
+      }
+      for (uint64_t s = a; s <= b; ++s)
+        seeds.push_back(s);
+    } catch (const std::exception &) {
+      return support::Error{fmt::format("--seeds: '{}' is not a seed or a range A-B", part)};
+    }
+  }
+  if (seeds.empty())
+    return support::Error{"--seeds: no seed given"};
+  return seeds;
+}
+
+struct Task {
+  std::string subject, agent;
+  uint64_t seed = 0;
+  fs::path folder;
+  support::SubprocessOptions command;
+  support::SubprocessResult result;
+  std::vector<int64_t> runs; // in the sweep's store
+  std::string error;
+};
+
+} // namespace
+
+void addSweepCommand(CLI::App &app, Action &action) {
+  struct Options {
+    std::vector<std::string> apps, kernels, agents = {"guided"}, seeds = {"1"}, tuneArgs;
+    size_t iterations = 10, jobs = 1;
+    std::string machine, db = "hone.db", tag;
+    bool json = false;
+    ExecutorFlags executor;
+  };
+  auto opts = std::make_shared<Options>();
+  auto *cmd = app.add_subcommand(
+      "sweep", "Subjects x agents x seeds as one batch (here, or one Slurm array job), gathered into one store");
+  cmd->add_option("--apps", opts->apps, "Application models, comma-separated (the mapping domain)");
+  cmd->add_option("--kernels", opts->kernels, "Kernel project folders, comma-separated");
+  cmd->add_option("--agents", opts->agents, "Agents, comma-separated")->capture_default_str();
+  cmd->add_option("--seeds", opts->seeds, "Seeds: 1,2,5 or 1-3")->capture_default_str();
+  cmd->add_option("--iterations", opts->iterations, "Evaluations per run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--machine", opts->machine, "Machine model (mapping)");
+  cmd->add_option("--db", opts->db, "The store every run is gathered into")->capture_default_str();
+  cmd->add_option("--jobs", opts->jobs, "Runs at a time (here: processes; Slurm: array tasks in flight, 0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--tag", opts->tag, "The sweep's name (its folder beside the store); default: from its runs");
+  cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  cmd->add_option("tune-args", opts->tuneArgs, "After --: more hone tune options for every run");
+  addExecutorOptions(*cmd, opts->executor);
+  cmd->callback([opts, &action] {
+    action = [opts]() -> int {
+      auto apps = splitList(opts->apps), kernels = splitList(opts->kernels), agents = splitList(opts->agents);
+      if (apps.empty() == kernels.empty()) {
+        std::cerr << "hone: sweep needs --apps A,B (application models) or --kernels DIR,DIR (kernel projects)\n";
+        return kUsage;
+      }
+      if (agents.empty()) {
+        std::cerr << "hone: --agents: no agent given\n";
+        return kUsage;
+      }
+      auto seeds = parseSeeds(opts->seeds);
+      if (!seeds) {
+        std::cerr << "hone: " << seeds.error().message << "\n";
+        return kUsage;
+      }
+      for (const auto &a : opts->tuneArgs)
+        for (const char *own : {"--db", "--seed", "--agent", "--iterations", "--app", "--kernel", "--executor"})
+          if (a == own || a.rfind(std::string(own) + "=", 0) == 0) {
+            std::cerr << "hone: sweep sets " << own << " of each run itself; give it to sweep, not after --\n";
+            return kUsage;
+          }
+      if (opts->executor.executor != "local" && opts->executor.executor != "slurm") {
+        std::cerr << "hone: --executor: '" << opts->executor.executor << "' is not one of local, slurm\n";
+        return kUsage;
+      }
+      std::error_code ec;
+      std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+      if (self.empty())
+        self = "hone";
+      bool kernel = !kernels.empty();
+      std::vector<std::string> subjects = kernel ? kernels : apps;
+      if (kernel)
+        for (auto &k : subjects)
+          k = fs::absolute(k, ec).string();
+      // The sweep's folder: named by its runs, so the same command finds it again.
+      std::string identity = fmt::format("{}|{}|{}", opts->iterations, opts->machine, kernel);
+      for (const auto &s : subjects)
+        identity += "|" + s;
+      for (const auto &a : agents)
+        identity += "|" + a;
+      for (uint64_t s : *seeds)
+        identity += "|" + std::to_string(s);
+      for (const auto &a : opts->tuneArgs)
+        identity += "|" + a;
+      std::string tag =
+          opts->tag.empty() ? fmt::format("{:012x}", support::fnv1a64(identity) & 0xffffffffffffull) : opts->tag;
+      fs::path root = fs::absolute(tune::besideStore(opts->db, "sweep-" + tag), ec);
+      fs::create_directories(root, ec);
+      if (ec) {
+        std::cerr << "hone: cannot create the sweep's folder " << root.string() << ": " << ec.message() << "\n";
+        return kUsage;
+      }
+      std::vector<Task> tasks;
+      for (const auto &subject : subjects)
+        for (const auto &agent : agents)
+          for (uint64_t seed : *seeds) {
+            Task t;
+            t.subject = subject;
+            t.agent = agent;
+            t.seed = seed;
+            t.folder = root / fmt::format("task-{}", tasks.size());
+            fs::create_directories(t.folder, ec);
+            std::vector<std::string> argv = {self,
+                                             "tune",
+                                             kernel ? "--kernel" : "--app",
+                                             subject,
+                                             "--agent",
+                                             agent,
+                                             "--seed",
+                                             std::to_string(seed),
+                                             "--iterations",
+                                             std::to_string(opts->iterations),
+                                             "--db",
+                                             (t.folder / "tune.db").string(),
+                                             "--workdir",
+                                             (t.folder / "work").string(),
+                                             "--out",
+                                             (t.folder / (kernel ? "best" : "best.map")).string(),
+                                             "--json"};
+            if (!opts->machine.empty())
+              argv.insert(argv.end(), {"--machine", opts->machine});
+            argv.insert(argv.end(), opts->tuneArgs.begin(), opts->tuneArgs.end());
+            t.command.argv = argv;
+            t.command.workdir = t.folder.string();
+            t.command.outputLimitBytes = 4 << 20;
+            tasks.push_back(std::move(t));
+          }
+
+      support::installInterruptHandlers();
+      std::mutex printing;
+      auto heard = [&](size_t i, const support::SubprocessResult &r) {
+        std::lock_guard<std::mutex> lock(printing);
+        if (!opts->json)
+          std::cerr << fmt::format("hone: sweep task {} ({} {} seed {}): {}\n", i,
+                                   fs::path(tasks[i].subject).filename().string(), tasks[i].agent, tasks[i].seed,
+                                   r.ok() ? "done" : r.describe());
+      };
+      if (opts->executor.executor == "slurm") {
+        tune::TuneConfig probe;
+        if (!applyExecutorOptions(opts->executor, probe))
+          return kUsage;
+        auto settings = cluster::SlurmSettings::fromJson(probe.executorOptions);
+        if (!settings) {
+          std::cerr << "hone: " << settings.error().message << "\n";
+          return kUsage;
+        }
+        settings->jobDir = settings->jobDir.empty() ? root.string() : settings->jobDir;
+        settings->runTag = "jobs";
+        auto ex = cluster::SlurmExecutor::make(*settings);
+        if (!ex) {
+          std::cerr << "hone: " << ex.error().message << "\n";
+          return kUsage;
+        }
+        std::vector<support::SubprocessOptions> commands;
+        for (const auto &t : tasks)
+          commands.push_back(t.command);
+        auto results = (*ex)->runArray(commands, "sweep", opts->jobs, heard);
+        for (size_t i = 0; i < tasks.size(); ++i)
+          tasks[i].result = results[i];
+      } else { // here, --jobs processes at a time; a task that finished before (its status file) is not run again
+        std::atomic<size_t> next{0};
+        auto worker = [&]() {
+          for (size_t i; (i = next++) < tasks.size() && !support::interrupted();) {
+            Task &t = tasks[i];
+            auto status = support::readFile((t.folder / "status").string());
+            if (status && !status->empty()) {
+              t.result.started = true;
+              t.result.exitCode = std::atoi(status->c_str());
+              continue;
+            }
+            t.result = support::runSubprocess(t.command);
+            (void)support::writeFileAtomically((t.folder / "output").string(), t.result.output, nullptr);
+            if (!t.result.interrupted && t.result.started)
+              (void)support::writeFileAtomically(
+                  (t.folder / "status").string(),
+                  std::to_string(t.result.signal ? 128 + t.result.signal : t.result.exitCode) + "\n", nullptr);
+            heard(i, t.result);
+          }
+        };
+        std::vector<std::thread> pool;
+        for (size_t w = 0; w < std::max<size_t>(1, std::min(opts->jobs, tasks.size())); ++w)
+          pool.emplace_back(worker);
+        for (auto &th : pool)
+          th.join();
+      }
+
+      // Gather every task's runs into the sweep's store (once: a task's gathered runs are noted in its folder).
+      auto st = store::Store::open(opts->db);
+      if (!st) {
+        std::cerr << "hone: --db " << opts->db << ": " << st.error().message << "\n";
+        return kUsage;
+      }
+      size_t failed = 0;
+      for (auto &t : tasks) {
+        if (auto gathered = support::readFile((t.folder / "gathered").string())) {
+          std::istringstream in(*gathered);
+          for (int64_t id; in >> id;)
+            t.runs.push_back(id);
+          continue;
+        }
+        if (!fs::exists(t.folder / "tune.db")) {
+          t.error = t.result.interrupted ? "interrupted" : "no run: " + t.result.describe();
+          continue;
+        }
+        auto from = store::Store::open((t.folder / "tune.db").string());
+        if (!from) {
+          t.error = from.error().message;
+          continue;
+        }
+        std::string ids;
+        for (const auto &run : (*from)->runs()) {
+          auto id = (*st)->importRun(**from, run.id);
+          if (!id) {
+            t.error = id.error().message;
+            break;
+          }
+          t.runs.push_back(*id);
+          ids += std::to_string(*id) + "\n";
+        }
+        if (t.error.empty())
+          (void)support::writeFileAtomically((t.folder / "gathered").string(), ids, nullptr);
+      }
+      for (auto &t : tasks) {
+        if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
+          auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
+          std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
+          t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
+        }
+        failed += !t.error.empty() || t.runs.empty();
+      }
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto &t : tasks) {
+        nlohmann::json row{{"subject", t.subject},
+                           {"agent", t.agent},
+                           {"seed", t.seed},
+                           {"runs", t.runs},
+                           {"folder", t.folder.string()}};
+        if (!t.error.empty())
+          row["error"] = t.error;
+        for (int64_t id : t.runs)
+          if (auto run = (*st)->run(id)) {
+            row["status"] = run->status;
+            double best = 0;
+            bool any = false;
+            for (const auto &s : (*st)->steps(id))
+              if (s.status == "ok" && (!any || s.score > best)) {
+                best = s.score;
+                any = true;
+              }
+            row["best_score"] = any ? nlohmann::json(best) : nlohmann::json();
+          }
+        out.push_back(row);
+      }
+      if (opts->json) {
+        std::cout << nlohmann::json{{"db", opts->db}, {"folder", root.string()}, {"tasks", out}}.dump(2) << "\n";
+      } else {
+        std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n", "subject", "agent", "seed", "run", "status",
+                                 "best");
+        for (const auto &row : out) {
+          std::string runs;
+          for (const auto &id : row["runs"])
+            runs += (runs.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
+          std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n",
+                                   fs::path(row["subject"].get<std::string>()).filename().string(),
+                                   row["agent"].get<std::string>(), row["seed"].get<uint64_t>(),
+                                   runs.empty() ? "-" : runs, row.value("status", std::string("-")),
+                                   row.contains("best_score") && row["best_score"].is_number()
+                                       ? fmt::format("{:.3f}", row["best_score"].get<double>())
+                                       : row.value("error", std::string("-")));
+        }
+        std::cout << fmt::format("{} runs in {} ({} tasks failed); the tasks' files: {}\n", tasks.size() - failed,
+                                 opts->db, failed, root.string());
+      }
+      if (support::interrupted())
+        return 128 + support::interruptSignal();
+      return failed == 0 ? kOk : kRejected;
+    };
+  });
+}
+
+} // namespace hone::cli

@@ -1,0 +1,47 @@
+// Where the commands of an evaluation run. Evaluators (the mapping domain's
+// build and run templates, a kernel project's builds and runs) hand each
+// command to a CommandExecutor instead of starting it themselves: the local
+// one runs it here (support/Subprocess.h); a cluster's (src/cluster) submits
+// it as a batch job and waits for it. Commands carry a key, a stable name for
+// "this command of this evaluation", so that an executor that outlives hone
+// (a batch scheduler) can give a restarted hone the job it already submitted
+// instead of submitting it again.
+#pragma once
+
+#include "support/Subprocess.h"
+
+#include <memory>
+#include <string>
+
+namespace hone::support {
+
+class CommandExecutor {
+public:
+  virtual ~CommandExecutor() = default;
+  /// Runs one command and waits for it; thread-safe (evaluations run in parallel). `key` names the
+  /// command among the run's commands ("build", "run-3"); the same key, command and folder asked again
+  /// (by a resumed hone) is the same command. Failures, time limits and interruptions are results.
+  virtual SubprocessResult run(const SubprocessOptions &options, const std::string &key) = 0;
+  /// "local", "slurm (partition gpu)": for messages.
+  virtual std::string describe() const = 0;
+  /// Whether commands share this machine with hone and with each other (timed runs must then take
+  /// turns: parallel runs would measure their contention).
+  virtual bool sharesMachine() const { return true; }
+  /// A folder for a run's files that the commands' machines see too (a cluster's shared job folder);
+  /// empty: any folder of this machine will do.
+  virtual std::string sharedDir() const { return ""; }
+};
+
+/// Runs commands here, as runSubprocess does.
+class LocalExecutor : public CommandExecutor {
+public:
+  SubprocessResult run(const SubprocessOptions &options, const std::string &) override {
+    return runSubprocess(options);
+  }
+  std::string describe() const override { return "local"; }
+};
+
+/// The executor of a caller that names none: a shared LocalExecutor.
+std::shared_ptr<CommandExecutor> localExecutor();
+
+} // namespace hone::support

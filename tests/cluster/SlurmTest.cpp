@@ -1,0 +1,248 @@
+// The Slurm executor's parts that need no cluster: what squeue, scontrol and sacct print, read back
+// (and what is not theirs, refused); the settings as stored; and the batch scripts, run here with sh
+// as a node would run them (folders with spaces and quotes, commands that must stay literal, stale
+// outputs removed first, the time limit, an array's task selection). The executor against a real
+// single-node Slurm is tests/e2e/slurm_test.sh.
+#include "cluster/Slurm.h"
+
+#include "support/FileUtil.h"
+#include "support/Subprocess.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace hone::cluster {
+namespace {
+
+TEST(Slurm, ParsesSqueueIncludingArrayTasksAndSkipsWhatIsNotAJob) {
+  auto jobs = parseSqueue("12|RUNNING|None|node1\n"
+                          "13|PENDING|ReqNodeNotAvail, UnavailableNodes:vm|\n"
+                          "14_2|RUNNING|None|node2\n"
+                          "14_[3-5%2]|PENDING|JobArrayTaskLimit|\n"
+                          "garbage line\n"
+                          "|RUNNING|None|x\n"
+                          "abc|RUNNING|None|x\n"
+                          "15|\n");
+  ASSERT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(jobs["12"].state, "RUNNING");
+  EXPECT_EQ(jobs["12"].reason, "");
+  EXPECT_EQ(jobs["12"].nodes, "node1");
+  EXPECT_EQ(jobs["13"].reason, "ReqNodeNotAvail, UnavailableNodes:vm");
+  EXPECT_EQ(jobs["14_2"].nodes, "node2");
+  EXPECT_EQ(jobs["14_[3-5%2]"].state, "PENDING");
+  EXPECT_TRUE(parseSqueue("").empty());
+}
+
+TEST(Slurm, ParsesScontrolShowJob) {
+  auto st =
+      parseScontrolJob("JobId=41 JobName=hone-run-0 UserId=root(0) JobState=TIMEOUT Reason=TimeLimit Dependency=(null) "
+                       "Requeue=1 Restarts=0 BatchFlag=1 ExitCode=0:15 RunTime=00:01:02 NodeList=vm BatchHost=vm\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->id, "41");
+  EXPECT_EQ(st->state, "TIMEOUT");
+  EXPECT_EQ(st->reason, "TimeLimit");
+  EXPECT_EQ(st->exitCode, 0);
+  EXPECT_EQ(st->signal, 15);
+  EXPECT_EQ(st->nodes, "vm");
+  EXPECT_FALSE(parseScontrolJob("slurm_load_jobs error: Invalid job id specified"));
+  EXPECT_FALSE(parseScontrolJob("JobId=41 JobName=x")); // no state
+  EXPECT_FALSE(parseScontrolJob("JobId=x1 JobState=RUNNING"));
+  auto odd = parseScontrolJob("JobId=7 JobState=FAILED ExitCode=garbage NodeList=(null)");
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->exitCode, -1);
+  EXPECT_EQ(odd->nodes, "");
+}
+
+TEST(Slurm, ParsesSacct) {
+  auto st = parseSacct("\n5|CANCELLED by 0|0:15|vm\n6|COMPLETED|0:0|vm\n");
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->id, "5");
+  EXPECT_EQ(st->state, "CANCELLED");
+  EXPECT_EQ(st->signal, 15);
+  EXPECT_FALSE(parseSacct("Slurm accounting storage is disabled\n"));
+  EXPECT_FALSE(parseSacct("5||0:0|vm"));
+}
+
+TEST(Slurm, StatesThatRunAgainAndStatesThatAreFinal) {
+  for (const char *s : {"NODE_FAIL", "BOOT_FAIL", "PREEMPTED"}) {
+    EXPECT_TRUE(resubmittable(s)) << s;
+    EXPECT_TRUE(finalState(s)) << s;
+  }
+  for (const char *s : {"COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY"}) {
+    EXPECT_FALSE(resubmittable(s)) << s;
+    EXPECT_TRUE(finalState(s)) << s;
+  }
+  for (const char *s : {"PENDING", "RUNNING", "COMPLETING", "REQUEUED", "SUSPENDED"})
+    EXPECT_FALSE(finalState(s)) << s;
+}
+
+TEST(Slurm, SettingsRoundTripAndAreReadStrictly) {
+  SlurmSettings s;
+  s.jobDir = "/shared/jobs";
+  s.runTag = "host-1-2";
+  s.partition = "gpu";
+  s.gpus = "a100:2";
+  s.directives = {"--exclusive", "--mem=8G"};
+  s.header = "#SBATCH -p x\n";
+  s.pollS = 0.5;
+  s.pendingTimeoutS = 30;
+  s.retries = 4;
+  auto back = SlurmSettings::fromJson(s.toJson());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->toJson(), s.toJson());
+  nlohmann::json typo = s.toJson();
+  typo["partiton"] = "gpu";
+  auto bad = SlurmSettings::fromJson(typo);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("did you mean 'partition'"), std::string::npos) << bad.error().message;
+  EXPECT_FALSE(SlurmSettings::fromJson(nlohmann::json{{"poll_s", 0}}));
+  EXPECT_FALSE(SlurmSettings::fromJson(nlohmann::json{{"retries", -1}}));
+  EXPECT_FALSE(SlurmSettings::fromJson(nlohmann::json{{"directives", "not a list"}}));
+  EXPECT_FALSE(SlurmSettings::fromJson(nlohmann::json::array()));
+}
+
+TEST(Slurm, TimeLimitIsTheCommandsOwnPlusAMinuteInWholeMinutes) {
+  SlurmSettings s;
+  EXPECT_EQ(timeLimitOf(s, 0), "");
+  EXPECT_EQ(timeLimitOf(s, 1), "2");
+  EXPECT_EQ(timeLimitOf(s, 600), "11");
+  s.timeLimitS = 3601;
+  EXPECT_EQ(timeLimitOf(s, 5), "61");
+}
+
+struct ScriptDir {
+  fs::path root;
+  ScriptDir() {
+    root = fs::temp_directory_path() / ("hone-slurm-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~ScriptDir() { fs::remove_all(root); }
+  /// Runs a script with sh, as a node would (plus `env`), and returns its exit code.
+  int run(const std::string &script, std::vector<std::string> env = {}) {
+    std::string path = (root / "job.sh").string();
+    EXPECT_TRUE(support::writeFileAtomically(path, script, nullptr));
+    support::SubprocessOptions o;
+    o.argv = {"env"};
+    o.argv.insert(o.argv.end(), env.begin(), env.end());
+    o.argv.insert(o.argv.end(), {"sh", path});
+    o.timeoutS = 30;
+    auto r = support::runSubprocess(o);
+    EXPECT_TRUE(r.started) << r.error;
+    return r.exitCode;
+  }
+};
+
+std::string read(const fs::path &p) {
+  auto t = support::readFile(p.string());
+  return t ? *t : std::string("<missing>");
+}
+
+TEST(Slurm, AJobScriptRunsTheCommandLiterallyInItsFolderAndWritesStatusAndOutput) {
+  ScriptDir d;
+  fs::path work = d.root / "it's a \"work\" dir $(x)";
+  fs::path job = d.root / "job folder";
+  fs::create_directories(work);
+  fs::create_directories(job);
+  std::ofstream(work / "stale.out") << "old";
+  std::ofstream(work / "prof_1.gz") << "old";
+  std::ofstream(work / "keep.txt") << "mine";
+  JobSpec spec;
+  spec.name = "hone-test";
+  spec.folder = job.string();
+  spec.process.workdir = work.string();
+  spec.process.argv = {"sh", "-c", "echo \"$1\"; pwd; ls; exit 3", "sh", "$(touch pwned) `x` ; 'q'"};
+  spec.process.clearFirst = {(work / "stale.out").string(), (work / "prof_*").string()};
+  SlurmSettings s;
+  s.partition = "gpu";
+  s.directives = {"--exclusive"};
+  std::string script = renderJobScript(s, spec);
+  EXPECT_NE(script.find("#SBATCH --partition=gpu\n"), std::string::npos);
+  EXPECT_NE(script.find("#SBATCH --exclusive\n"), std::string::npos);
+  EXPECT_EQ(d.run(script), 0);
+  std::istringstream status(read(job / "status"));
+  int rc = -1;
+  double start = 0, end = 0;
+  ASSERT_TRUE(status >> rc >> start >> end) << read(job / "status");
+  EXPECT_EQ(rc, 3);
+  EXPECT_LE(start, end);
+  std::string out = read(job / "output");
+  EXPECT_NE(out.find("$(touch pwned) `x` ; 'q'\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(work.string()), std::string::npos) << out;
+  EXPECT_NE(out.find("keep.txt"), std::string::npos);
+  EXPECT_EQ(out.find("stale.out"), std::string::npos) << "a stale output survived: " << out;
+  EXPECT_EQ(out.find("prof_1.gz"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(work / "pwned"));
+  EXPECT_FALSE(fs::exists(d.root / "pwned"));
+}
+
+TEST(Slurm, AJobScriptEnforcesTheCommandsTimeLimit) {
+  ScriptDir d;
+  JobSpec spec;
+  spec.folder = d.root.string();
+  spec.process.argv = {"sleep", "20"};
+  spec.process.timeoutS = 0.5;
+  EXPECT_EQ(d.run(renderJobScript({}, spec)), 0);
+  std::istringstream status(read(d.root / "status"));
+  int rc = -1;
+  double start = 0, end = 0;
+  ASSERT_TRUE(status >> rc >> start >> end);
+  EXPECT_EQ(rc, 124);
+  EXPECT_LT(end - start, 10);
+}
+
+TEST(Slurm, AUsersHeaderGetsItsPlaceholdersAndMayBringItsInterpreter) {
+  SlurmSettings s;
+  s.header = "#!/bin/bash -l\n#SBATCH --job-name={name}\n#SBATCH --time={time}\n#SBATCH --chdir={dir}\nmodule load x";
+  JobSpec spec;
+  spec.name = "hone-x";
+  spec.folder = "/shared/j";
+  spec.process.argv = {"true"};
+  spec.process.timeoutS = 90;
+  std::string script = renderJobScript(s, spec);
+  EXPECT_EQ(script.rfind("#!/bin/bash -l\n#SBATCH --job-name=hone-x\n#SBATCH --time=3\n#SBATCH --chdir=/shared/j\n"
+                         "module load x\n",
+                         0),
+            0u)
+      << script;
+  EXPECT_EQ(script.find("#!/bin/sh"), std::string::npos);
+  EXPECT_EQ(script.find("--nodes"), std::string::npos); // hone's header is replaced, not merged
+}
+
+TEST(Slurm, AnArrayScriptRunsOnlyItsTask) {
+  ScriptDir d;
+  std::vector<std::pair<size_t, JobSpec>> tasks;
+  for (size_t i : {0, 2}) {
+    JobSpec t;
+    t.folder = (d.root / ("task-" + std::to_string(i))).string();
+    fs::create_directories(t.folder);
+    t.process.argv = {"sh", "-c", "echo task " + std::to_string(i)};
+    tasks.emplace_back(i, t);
+  }
+  std::string script = renderArrayScript({}, "hone-a", d.root.string(), tasks);
+  EXPECT_EQ(d.run(script, {"SLURM_ARRAY_TASK_ID=2"}), 0);
+  EXPECT_EQ(read(d.root / "task-2" / "output"), "task 2\n");
+  EXPECT_FALSE(fs::exists(d.root / "task-0" / "status"));
+  EXPECT_EQ(d.run(script, {"SLURM_ARRAY_TASK_ID=1"}), 98); // not one of its tasks
+}
+
+TEST(Slurm, TheExecutorNeedsSbatch) {
+  ScriptDir d;
+  SlurmSettings s;
+  s.jobDir = (d.root / "jobs").string();
+  s.binDir = (d.root / "no-slurm-here").string();
+  auto ex = SlurmExecutor::make(s);
+  ASSERT_FALSE(ex);
+  EXPECT_NE(ex.error().message.find("sbatch does not run"), std::string::npos) << ex.error().message;
+  s.jobDir.clear();
+  EXPECT_FALSE(SlurmExecutor::make(s));
+}
+
+} // namespace
+} // namespace hone::cluster
