@@ -637,6 +637,7 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
       return r;
     }
     std::string why = tailOf(folder / "slurm.out");
+    r.started = true; // its end is not known: exitCode stays -1 and describe() gives the error
     r.error = fmt::format(
         "Slurm job {} ended {} without a result{}{}{}", id, state, st && !st->nodes.empty() ? " on " + st->nodes : "",
         attempts > 0 ? fmt::format(" after {} resubmission(s)", attempts) : "", why.empty() ? "" : ": " + why);
@@ -780,6 +781,7 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
           r.started = true;
           r.timedOut = true;
         } else {
+          r.started = true;
           r.error = fmt::format("Slurm array task {}_{} ended {} without a result{}", id, i, st ? st->state : "UNKNOWN",
                                 why.empty() ? "" : ": " + why);
         }

@@ -28,6 +28,8 @@ std::string SubprocessResult::describe() const {
     return "interrupted (hone was stopped)";
   if (signal != 0)
     return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+  if (exitCode < 0 && !error.empty()) // started, but its end is not known (a batch job that vanished)
+    return error;
   return fmt::format("exit {}", exitCode);
 }
 

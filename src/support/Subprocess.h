@@ -33,7 +33,8 @@ struct SubprocessResult {
   double seconds = 0;
   std::string error;
   bool ok() const { return started && !timedOut && !interrupted && signal == 0 && exitCode == 0; }
-  /// "exit 2", "killed by signal 9", "timed out after 3.0 s", "interrupted", "could not start: ...".
+  /// "exit 2", "killed by signal 9", "timed out after 3.0 s", "interrupted", "could not start: ...", or
+  /// the error of a command that started and whose end is not known (exitCode -1).
   std::string describe() const;
 };
 

@@ -17,6 +17,10 @@ need() {
     echo "SKIP: Slurm is not installed (missing: ${missing[*]}); scripts/install-deps.sh installs slurm-wlm and munge"
     return 77
   fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIP: slurmd launches jobs as root only; run the Slurm tests as root (or against your cluster: docs/SLURM.md)"
+    return 77
+  fi
 }
 
 free_port() {

@@ -23,6 +23,18 @@ SubprocessOptions cmd(std::vector<std::string> argv, double timeoutS = 0, size_t
   return o;
 }
 
+TEST(Subprocess, ACommandWhoseEndIsUnknownIsDescribedByItsError) {
+  SubprocessResult r;
+  r.started = true;
+  r.error = "Slurm job 7 ended NODE_FAIL without a result";
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.describe(), r.error);
+  r.exitCode = 2;
+  EXPECT_EQ(r.describe(), "exit 2");
+  r.started = false;
+  EXPECT_EQ(r.describe(), "could not start: " + r.error);
+}
+
 TEST(Subprocess, StaleOutputsAreRemovedBeforeTheCommandRuns) {
   namespace fs = std::filesystem;
   fs::path dir = fs::temp_directory_path() / ("hone-clear-" + std::to_string(::getpid()));
