@@ -83,7 +83,8 @@ struct ExecutorFlags {
   std::string executor = "local";
   cluster::SlurmSettings slurm;
 };
-void addExecutorOptions(CLI::App &cmd, ExecutorFlags &flags);
+/// `what`: what --executor decides, for its help text.
+void addExecutorOptions(CLI::App &cmd, ExecutorFlags &flags, const std::string &what);
 /// Puts the flags into a run's configuration (reading the header file); false after printing why not.
 bool applyExecutorOptions(const ExecutorFlags &flags, tune::TuneConfig &config);
 

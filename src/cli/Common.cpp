@@ -69,12 +69,9 @@ std::optional<OpenedRun> openRun(const std::string &db, int64_t id) {
   return OpenedRun{std::move(st), std::move(*run), std::move(steps)};
 }
 
-void addExecutorOptions(CLI::App &cmd, ExecutorFlags &f) {
+void addExecutorOptions(CLI::App &cmd, ExecutorFlags &f, const std::string &what) {
   const std::string g = "Slurm (docs/SLURM.md)";
-  cmd.add_option("--executor", f.executor,
-                 "Where evaluations run their commands: local, or slurm (each command a batch job; needs "
-                 "--evaluator command or --kernel)")
-      ->capture_default_str();
+  cmd.add_option("--executor", f.executor, what)->capture_default_str();
   cmd.add_option("--slurm-job-dir", f.slurm.jobDir,
                  "Job folders, on a filesystem the nodes share (default: beside the store, STORE-jobs)")
       ->group(g);

@@ -107,7 +107,9 @@ void addSweepCommand(CLI::App &app, Action &action) {
   cmd->add_option("--tag", opts->tag, "The sweep's name (its folder beside the store); default: from its runs");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
   cmd->add_option("tune-args", opts->tuneArgs, "After --: more hone tune options for every run");
-  addExecutorOptions(*cmd, opts->executor);
+  addExecutorOptions(*cmd, opts->executor,
+                     "Where the runs go: local (--jobs processes here), or slurm (one array job; each run's own "
+                     "commands then run on its node)");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
       auto apps = splitList(opts->apps), kernels = splitList(opts->kernels), agents = splitList(opts->agents);

@@ -141,7 +141,9 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
   cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
-  addExecutorOptions(*cmd, opts->executor);
+  addExecutorOptions(*cmd, opts->executor,
+                     "Where evaluations run their commands: local, or slurm (each command a batch job; needs "
+                     "--evaluator command or --kernel)");
   tune::LlmConfig &l = c.llm;
   const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
   addLlmEndpointOptions(*cmd, l.client, llm);
