@@ -3,8 +3,9 @@
 # on the shipped models and prints a Markdown table; then the model's headroom
 # per app: the best mapper a fixed search protocol finds (the ensemble at 1000
 # evaluations over seeds 1-3, random at 1000 with seed 1, guided at 10), relative
-# to the expert, beside the paper's best/expert ratio. With --write, replaces
-# both tables between their markers in docs/MODEL.md.
+# to the expert, beside the paper's best/expert ratio; then each matmul expert's
+# time against the lower bound and what single edits of it are worth. With
+# --write, replaces the three tables between their markers in docs/MODEL.md.
 # Usage: bench/model-table.sh [--write] [path/to/hone]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,8 +83,38 @@ PY
   done
 } > "$tmp/headroom.md"
 
+# Where the expert stands: its time against the lower bound (no mapper beats the bound, so
+# expert / bound caps any headroom), and what each single edit of its backpressure and memory
+# collection statements is worth. Every app whose expert has such a statement.
+{
+  echo "| app | expert | lower bound | cap: expert / bound | without InstanceLimit | without CollectMemory | without both |"
+  echo "|---|---|---|---|---|---|---|"
+  for mapper in examples/mappers/*.map; do
+    app=$(basename "$mapper" .map)
+    grep -qE '^(InstanceLimit|CollectMemory) ' "$mapper" || continue
+    sed -E '/^InstanceLimit /d' "$mapper" > "$tmp/nolimit.map"
+    sed -E '/^CollectMemory /d' "$mapper" > "$tmp/nocollect.map"
+    sed -E '/^(InstanceLimit|CollectMemory) /d' "$mapper" > "$tmp/neither.map"
+    python3 - "$app" "$(sim "$mapper" "$app" p100x4)" "$(sim "$tmp/nolimit.map" "$app" p100x4)" \
+      "$(sim "$tmp/nocollect.map" "$app" p100x4)" "$(sim "$tmp/neither.map" "$app" p100x4)" <<'PY'
+import json, sys
+app, runs = sys.argv[1], [json.loads(r) for r in sys.argv[2:]]
+expert = runs[0]
+def rel(d, present):
+    if not present:
+        return "-"
+    return f"{expert['time_s'] / d['time_s']:.3f}" if d["status"] == "ok" else "failed"
+text = open(f"examples/mappers/{app}.map").read()
+has_limit = "\nInstanceLimit " in "\n" + text
+has_collect = "\nCollectMemory " in "\n" + text
+print(f"| {app} | {expert['time_s']:.4g} s | {expert['lower_bound_s']:.4g} s | {expert['time_s'] / expert['lower_bound_s']:.3f} "
+      f"| {rel(runs[1], has_limit)} | {rel(runs[2], has_collect)} | {rel(runs[3], has_limit and has_collect)} |")
+PY
+  done
+} > "$tmp/edits.md"
+
 if [[ $write == 1 ]]; then
-  python3 - "$tmp/table.md" "$tmp/headroom.md" <<'PY'
+  python3 - "$tmp/table.md" "$tmp/headroom.md" "$tmp/edits.md" <<'PY'
 import re, sys
 table = open(sys.argv[1]).read()
 path = "docs/MODEL.md"
@@ -91,9 +122,13 @@ doc = open(path).read()
 doc = re.sub(r"(<!-- model:table:begin -->\n).*?(<!-- model:table:end -->)", lambda m: m.group(1) + table + m.group(2), doc, flags=re.S)
 headroom = open(sys.argv[2]).read()
 doc = re.sub(r"(<!-- model:headroom:begin -->\n).*?(<!-- model:headroom:end -->)", lambda m: m.group(1) + headroom + m.group(2), doc, flags=re.S)
+edits = open(sys.argv[3]).read()
+doc = re.sub(r"(<!-- model:edits:begin -->\n).*?(<!-- model:edits:end -->)", lambda m: m.group(1) + edits + m.group(2), doc, flags=re.S)
 open(path, "w").write(doc)
 PY
 fi
 cat "$tmp/table.md"
 echo
 cat "$tmp/headroom.md"
+echo
+cat "$tmp/edits.md"

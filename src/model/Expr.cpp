@@ -196,13 +196,13 @@ private:
         return NodePtr(n);
       }
       static const std::vector<std::pair<std::string, size_t>> functions = {
-          {"min", 2}, {"max", 2}, {"sqrt", 1}, {"cbrt", 1}, {"floor", 1}, {"ceil", 1}, {"round", 1}};
+          {"min", 2}, {"max", 2}, {"sqrt", 1}, {"cbrt", 1}, {"log2", 1}, {"floor", 1}, {"ceil", 1}, {"round", 1}};
       size_t arity = 0;
       for (const auto &[name, count] : functions)
         if (name == n->name)
           arity = count;
       if (arity == 0)
-        return Error{fmt::format("unknown function '{}' (known: min, max, sqrt, cbrt, floor, ceil, round)", n->name),
+        return Error{fmt::format("unknown function '{}' (known: min, max, sqrt, cbrt, log2, floor, ceil, round)", n->name),
                      0, column};
       n->kind = Node::Kind::Call;
       for (size_t i = 0; i < arity; ++i) {
@@ -274,6 +274,11 @@ Expected<double> evalNode(const Node &n, const std::function<std::optional<doubl
     if (f == "ceil") return std::ceil(args[0]);
     if (f == "round") return std::round(args[0]);
     if (f == "cbrt") return std::cbrt(args[0]);
+    if (f == "log2") {
+      if (args[0] <= 0)
+        return Error{"log2 of a number that is not positive", 0, n.column};
+      return std::log2(args[0]);
+    }
     if (f == "sqrt") {
       if (args[0] < 0)
         return Error{"sqrt of a negative number", 0, n.column};

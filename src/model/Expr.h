@@ -1,6 +1,6 @@
 // Arithmetic expressions in model files ("pieces * 4", "(i + j + k) % gx"):
 // numbers, names, + - * / // % ^, unary -, parentheses and the functions
-// min max sqrt cbrt floor ceil round. '/' divides exactly, '//' is floored
+// min max sqrt cbrt log2 floor ceil round. '/' divides exactly, '//' is floored
 // division and '%' a floored modulo (never negative for a positive divisor),
 // so neighbour offsets wrap around.
 #pragma once

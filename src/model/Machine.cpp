@@ -194,9 +194,13 @@ MachineModel readMachine(TableReader &top) {
         c.nodePorts = true;
         continue;
       }
+      if (port == "link") {
+        c.linkPorts = true;
+        continue;
+      }
       auto k = memKindOrAny(r, "ports", port);
       if (!k)
-        r.failAt("ports", "a port is a memory kind or \"node\"");
+        r.failAt("ports", "a port is a memory kind, \"node\" or \"link\"");
       c.portKinds.push_back(*k);
     }
     r.finish();

@@ -46,9 +46,13 @@ struct ChannelSpec {
   double bandwidth = 0;     // bytes per second
   double latencyUs = 0;
   // Contention: a copy occupies one port per endpoint whose memory kind is
-  // listed here ("node": the endpoint's node port). No ports: no contention.
+  // listed here ("node": the endpoint's node port), and with "link" the
+  // point-to-point link from its source to its destination (one per ordered
+  // pair of memories: copies between other pairs do not wait for it). No
+  // ports: no contention.
   std::vector<MemKind> portKinds;
   bool nodePorts = false;
+  bool linkPorts = false;
 };
 
 struct RuntimeSpec {

@@ -101,6 +101,7 @@ private:
   MemId allocate(const PointTask &pt, const Access &a, ProcId proc, double mapped, ProcKind kind);
   double copy(MemId src, MemId dst, double bytes, double ready);
   PortId port(const model::ChannelSpec &channel, bool node, bool out, const MemInst &end);
+  PortId link(const model::ChannelSpec &channel, const MemInst &src, const MemInst &dst);
   double usage(MemId mem, double at);
   double bringIn(uint32_t datum, double fraction, MemId mem, double floor);
   void step(size_t index);
@@ -236,6 +237,18 @@ PortId Executor::port(const model::ChannelSpec &channel, bool node, bool out, co
   return it->second;
 }
 
+// A point-to-point link from one memory to another (one direction of it).
+PortId Executor::link(const model::ChannelSpec &channel, const MemInst &src, const MemInst &dst) {
+  auto a = static_cast<uint64_t>(&src - tb_.mems.data());
+  auto b = static_cast<uint64_t>(&dst - tb_.mems.data());
+  uint64_t key = (uint64_t{1} << 63) |
+                 (static_cast<uint64_t>(&channel - cx_.machine().channels.data()) << 48) | (a << 24) | b;
+  auto [it, inserted] = portIndex_.emplace(key, PortId(static_cast<int>(ports_.size())));
+  if (inserted)
+    ports_.push_back({{fmt::format("{} from {} to {}", channel.name, src.name, dst.name), channel.name}, {}});
+  return it->second;
+}
+
 double Executor::copy(MemId src, MemId dst, double bytes, double ready) {
   if (src == dst || bytes <= 0)
     return ready;
@@ -244,8 +257,8 @@ double Executor::copy(MemId src, MemId dst, double bytes, double ready) {
   bool network = a.node != b.node;
   const model::ChannelSpec *ch = cx_.machine().channel(a.kind, b.kind, network);
   HONE_CHECK(ch != nullptr, "machine model without a channel (validated at load)");
-  std::array<Timeline *, 4> lines{};
-  std::array<PortId, 4> used{};
+  std::array<Timeline *, 5> lines{};
+  std::array<PortId, 5> used{};
   size_t count = 0;
   for (const MemInst *end : {&a, &b}) {
     bool out = end == &a;
@@ -254,6 +267,8 @@ double Executor::copy(MemId src, MemId dst, double bytes, double ready) {
     if (std::find(ch->portKinds.begin(), ch->portKinds.end(), end->kind) != ch->portKinds.end())
       used[count++] = port(*ch, false, out, *end);
   }
+  if (ch->linkPorts)
+    used[count++] = link(*ch, a, b);
   for (size_t i = 0; i < count; ++i)
     lines[i] = &ports_[used[i].index()].line;
   // The runtime of the destination's node issues the copy (its utility

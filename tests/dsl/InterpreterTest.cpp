@@ -175,7 +175,20 @@ TEST(Interpreter, SameProcessorAsTheParent) {
 }
 
 TEST(Interpreter, AutoSplitPlacementOfA3DLaunch) {
-  auto r = run(test::readFile(test::sourcePath("examples/mappers/johnson.map")), "nodes=4,gpus=4");
+  // Blocks over nodes, round-robin over each node's GPUs (the earlier experts' tile3d).
+  auto r = run("m2 = Machine(GPU);\n"
+               "def block(IPoint p, ISpace s, MSpace m, int pd, int md) {\n"
+               "    return p[pd] * m.size[md] / s[pd];\n}\n"
+               "def cyclic(IPoint p, ISpace s, MSpace m, int pd, int md) {\n"
+               "    return p[pd] % m.size[md];\n}\n"
+               "def tile3d(Task task) {\n"
+               "    m4 = m2.auto_split(0, task.ispace);\n"
+               "    m6 = m4.auto_split(3, task.ispace / m4[:-1]);\n"
+               "    nodes = tuple(block(task.ipoint, task.ispace, m6, i, i) for i in (0, 1, 2));\n"
+               "    gpus = tuple(cyclic(task.ipoint, task.ispace, m6, i, i + 3) for i in (0, 1, 2));\n"
+               "    return m6[*nodes, *gpus];\n}\n"
+               "IndexTaskMap task_4 tile3d;\n",
+               "nodes=4,gpus=4");
   const FuncDef *f = r->interp->placementFunctionFor("task_4", ProcKind::GPU, false);
   ASSERT_TRUE(f);
   // 4 nodes over (4,4,4) split as (2,2,1) (a tie among three splits, won by

@@ -61,7 +61,7 @@ expect_out eval-point "(1, 1)"
 check eval-all 0 "$HONE" eval "$SRC/examples/mappers/circuit.map" --machine nodes=2,gpus=4 \
   --task distribute_charge --space 8 --all-points
 expect_out eval-all "(7) -> (1, 3)"
-check eval-2d 0 "$HONE" eval "$SRC/examples/mappers/cannon.map" --machine nodes=2,gpus=4 --task task_7 --space 4,4 --point 2,0
+check eval-2d 0 "$HONE" eval "$SRC/examples/mappers/cannon.map" --machine nodes=2,gpus=4 --task task_1 --space 4,4 --point 2,0
 expect_out eval-2d "(1, 0)"
 check eval-json 0 "$HONE" eval "$SRC/examples/mappers/stencil.map" --machine nodes=1,gpus=2 --task stencil --space 4 --all-points --json
 expect_out eval-json '"processors"'

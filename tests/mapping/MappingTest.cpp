@@ -475,8 +475,8 @@ TEST(Agents, GuidedRepairsAFailingStartFromTheRuntimesMessage) {
 // functions: new edits define theirs again under fresh names, and every
 // candidate still checks (no redefinition, no function used above its definition).
 TEST(Agents, GuidedContinuesFromAnEarlierGuidedResult) {
-  Harness h("solomonik");
-  auto first = makeGuidedAgent(h.space, h.setup->app, expertText("solomonik"), "the expert", 1);
+  Harness h("johnson");
+  auto first = makeGuidedAgent(h.space, h.setup->app, expertText("johnson"), "the expert", 1);
   auto o = h.run(*first, 20);
   const engine::Step *best = nullptr;
   for (const auto &s : o.steps)
@@ -520,20 +520,30 @@ TEST(Agents, GuidedCommentsOutTheStartStatementsItsEditsOverride) {
 }
 
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
-  // Cannon's expert moves 6.2 GB over NVLink and keeps GPUs 72% busy. The evidence suggests reading
-  // the leaf's inputs in place from zero-copy memory, which starves the GEMM (it re-reads its
-  // operands): that edit loses, is not kept, and the agent still finds a better mapper.
-  Harness h("cannon");
-  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("cannon"), "the expert", 1);
+  // Solomonik's expert keeps its GPUs busy 93% of the time. The evidence (task_4 is busy longest)
+  // suggests reading the leaf's inputs in place from zero-copy memory, which starves the GEMM (it
+  // re-reads its operands): that edit loses, is not kept, and the agent still finds a better mapper.
+  Harness h("solomonik");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("solomonik"), "the expert", 1);
   auto o = h.run(*agent, 10);
-  EXPECT_GT(o.progress.bestScore, 1.03);
+  EXPECT_GT(o.progress.bestScore, 1.02);
+  auto edits = [](const std::string &text) { return text.substr(0, text.find("# ---- the starting mapper ----")); };
   bool triedZeroCopy = false;
-  for (const auto &s : o.steps)
-    if (s.candidate.artifact.find("Region task_4 A_sub GPU ZCMEM;") != std::string::npos) {
+  const engine::Step *best = nullptr;
+  for (const auto &s : o.steps) {
+    if (s.result.ok() && (!best || s.result.score > best->result.score))
+      best = &s;
+    std::string added = edits(s.candidate.artifact);
+    bool operandInZeroCopy = added.find("A_blk GPU ZCMEM") != std::string::npos ||
+                             added.find("B_blk GPU ZCMEM") != std::string::npos;
+    if (s.result.ok() && operandInZeroCopy) {
       triedZeroCopy = true;
-      EXPECT_LT(s.result.score, 0.5);
+      EXPECT_LT(s.result.score, 0.5) << s.candidate.rationale;
     }
+  }
   EXPECT_TRUE(triedZeroCopy);
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(edits(best->candidate.artifact).find("_blk GPU ZCMEM"), std::string::npos) << best->candidate.artifact;
 }
 
 

@@ -34,6 +34,7 @@ TEST(Expr, ArithmeticPrecedenceAndFunctions) {
   EXPECT_DOUBLE_EQ(evalText("-1 % 4"), 3); // floored: neighbour offsets wrap
   EXPECT_DOUBLE_EQ(evalText("min(3, 4) + max(3, 4)"), 7);
   EXPECT_DOUBLE_EQ(evalText("sqrt(16) + cbrt(27) + floor(2.7) + ceil(2.1) + round(2.5)"), 4 + 3 + 2 + 3 + 3);
+  EXPECT_DOUBLE_EQ(evalText("log2(8) + log2(1)"), 3);
   EXPECT_DOUBLE_EQ(evalText("(i + j + k) % gx", {{"i", 1}, {"j", 1}, {"k", 1}, {"gx", 2}}), 1);
 }
 
@@ -49,6 +50,10 @@ TEST(Expr, ErrorsCarryColumns) {
   EXPECT_NE(unknown.error().message.find("unknown name 'a'"), std::string::npos);
   auto zero = Expr::parse("1 // 0")->eval([](const std::string &) { return std::nullopt; });
   EXPECT_FALSE(zero.ok());
+  auto log = Expr::parse("2 + log2(0)")->eval([](const std::string &) { return std::nullopt; });
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.error().message.find("log2"), std::string::npos);
+  EXPECT_EQ(log.error().column, 5);
   EXPECT_EQ(Expr::parse("x * 2")->names(), std::vector<std::string>{"x"});
 }
 

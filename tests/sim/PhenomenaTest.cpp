@@ -177,7 +177,7 @@ TEST(Phenomena, ReductionLocalityPays) {
     auto s = Setup::shipped(app, "p100x4-2nodes");
     ASSERT_EQ(s->program->values.at("gz"), 2) << "the test needs a k split";
     std::string base = replaced(replaced(expertText(app), "CollectMemory task_4 *;", ""),
-                                "IndexTaskMap task_1,task_2,task_3,task_4 tile3d;", homes);
+                                "IndexTaskMap task_1,task_2,task_3 placement;\nIndexTaskMap task_4 autoblock;", homes);
     auto with = [&](const std::string &body) {
       return base + "def leaf(Task task) {\n    ip = task.ipoint;\n    return " + body + ";\n}\n"
                     "IndexTaskMap task_4 leaf;\n";

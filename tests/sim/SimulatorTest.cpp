@@ -192,6 +192,123 @@ TEST(SimHand, PolicyGlobalsThatFailAreReported) {
   EXPECT_EQ(r.errorKind, "policy");
 }
 
+// Three GPUs joined by 1 GB/s links. `pa` on GPU0 writes a, `pb` on GPU1 writes
+// b (8 MB each), then `use` on GPU2 reads both: two copies into GPU2's framebuffer.
+TEST(SimHand, PointToPointLinksCarryCopiesBetweenDifferentPairsAtOnce) {
+  const std::string machine = R"(name = "links"
+nodes = 1
+[runtime]
+task_analysis_us = 0
+[[processor]]
+kind = "CPU"
+per_node = 1
+gflops = 1
+[[processor]]
+kind = "GPU"
+per_node = 3
+gflops = 1
+[[memory]]
+kind = "SYSMEM"
+capacity_gb = 1
+  [[memory.access]]
+  proc = "CPU"
+  bandwidth_gbs = 1
+  affinity = 100
+[[memory]]
+kind = "FBMEM"
+per = "GPU"
+capacity_gb = 1
+  [[memory.access]]
+  proc = "GPU"
+  scope = "own"
+  bandwidth_gbs = 100
+  affinity = 200
+[[channel]]
+name = "nvlink"
+between = ["FBMEM", "FBMEM"]
+scope = "node"
+bandwidth_gbs = 1
+ports = PORTS
+[[channel]]
+name = "host"
+between = ["*", "*"]
+scope = "node"
+bandwidth_gbs = 1
+)";
+  const std::string app = R"(name = "links"
+top_task = "main"
+iterations = 1
+[metric]
+kind = "time"
+[size]
+name = "elements"
+default = 1000000
+[[region]]
+name = "a"
+fields = { v = 8 }
+elements = "elements"
+[[region]]
+name = "b"
+fields = { v = 8 }
+elements = "elements"
+[[task]]
+name = "pa"
+variants = ["GPU"]
+  [[task.arg]]
+  region = "a"
+  privilege = "write"
+[[task]]
+name = "pb"
+variants = ["GPU"]
+  [[task.arg]]
+  region = "b"
+  privilege = "write"
+[[task]]
+name = "use"
+variants = ["GPU"]
+flops = 1e6
+  [[task.arg]]
+  region = "a"
+  privilege = "read"
+  [[task.arg]]
+  region = "b"
+  privilege = "read"
+[[setup]]
+task = "pa"
+[[setup]]
+task = "pb"
+[[body]]
+task = "use"
+)";
+  const std::string policy = "m = Machine(GPU);\n"
+                             "def gpu0(Task task) {\n    return m[0, 0];\n}\n"
+                             "def gpu1(Task task) {\n    return m[0, 1];\n}\n"
+                             "def gpu2(Task task) {\n    return m[0, 2];\n}\n"
+                             "SingleTaskMap pa gpu0;\nSingleTaskMap pb gpu1;\nSingleTaskMap use gpu2;\n";
+  auto timeWith = [&](const std::string &ports, const std::string &mapping) {
+    auto m = model::parseMachine("links.toml", replaced(machine, "PORTS", ports));
+    auto a = model::parseApp("links-app.toml", app);
+    if (!m.ok() || !a.ok()) {
+      ADD_FAILURE() << (m.ok() ? a.error().message : m.error().message);
+      return 0.0;
+    }
+    sim::test::Setup s(std::move(*m), std::move(*a));
+    Result r = s.run(mapping);
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.copies, 2);
+    EXPECT_DOUBLE_EQ(r.bytesCopied, 16e6);
+    return r.timeS;
+  };
+  double perMemory = timeWith("[\"FBMEM\"]", policy); // GPU2's one incoming port: 8 ms, then 8 ms more
+  double perLink = timeWith("[\"link\"]", policy);    // GPU0->GPU2 and GPU1->GPU2 at once: 8 ms
+  double none = timeWith("[]", policy);
+  EXPECT_NEAR(perMemory - perLink, 8e-3, 1e-6);
+  EXPECT_NEAR(perLink, none, 1e-9);
+  // Both blocks from GPU0: one link, one copy after the other.
+  std::string samePair = replaced(policy, "SingleTaskMap pb gpu1;", "SingleTaskMap pb gpu0;");
+  EXPECT_NEAR(timeWith("[\"link\"]", samePair), perMemory, 1e-9);
+}
+
 TEST(SimHand, CollectMemoryAndInstanceLimit) {
   auto s = hand();
   auto fbPeak = [](const Result &r) {
