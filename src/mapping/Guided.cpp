@@ -7,6 +7,7 @@
 
 #include "dsl/Frontend.h"
 #include "dsl/Policy.h"
+#include "sim/Resources.h"
 #include "sim/Simulator.h"
 #include "support/Diff.h"
 #include "support/JsonText.h"
@@ -28,14 +29,17 @@ using nlohmann::json;
 
 namespace {
 
-/// One statement the agent adds (or replaces: the key names what it decides).
+/// One statement the agent adds (or replaces: the key names what it decides). An edit
+/// without a statement removes the start's statement for the key instead (the start's
+/// `CollectMemory T *;`, which no later statement can undo).
 struct Edit {
   std::string key;       // "Region task region GPU"
-  std::string statement; // "Region task region GPU ZCMEM;"
+  std::string statement; // "Region task region GPU ZCMEM;"; empty: remove the start's
   std::string rationale;
   std::vector<LibraryFunction> defs;
   double gain = 0; // estimated seconds saved: the order edits are tried in
   std::string id() const { return key + "|" + statement; }
+  bool removes() const { return statement.empty(); }
 };
 
 struct Version {
@@ -191,20 +195,40 @@ private:
         }
         statement = replaceWord(statement, f.name, it->second);
       }
-      statements += fmt::format("# {}\n{}\n", e.rationale, statement);
+      statements += e.removes() ? fmt::format("# {}\n# (the starting mapper's {} statement is removed below)\n",
+                                              e.rationale, e.key)
+                                : fmt::format("# {}\n{}\n", e.rationale, statement);
     }
     out += defs + statements + "# ---- the starting mapper ----\n";
     size_t startAt = out.size();
     out += start_;
     if (!out.empty() && out.back() != '\n')
       out += "\n";
-    return withoutOverridden(out, startAt);
+    std::set<std::string> uncollected;
+    for (const auto &e : v.edits)
+      if (e.removes() && e.key.rfind("CollectMemory ", 0) == 0)
+        uncollected.insert(e.key.substr(std::string("CollectMemory ").size()));
+    return withoutOverridden(out, startAt, uncollected);
+  }
+
+  /// The start's `CollectMemory` statement that names exactly `task`, if there is one (a
+  /// statement for several tasks or for `*` cannot be removed for one of them).
+  const dsl::Stmt *startCollects(const std::string &task) const {
+    if (!startPolicy_.ok())
+      return nullptr;
+    for (const auto &stmt : startPolicy_.program.stmts)
+      if (auto c = stmt.as<dsl::CollectMemoryStmt>();
+          c && c->task.kind == dsl::Selector::Kind::Names && c->task.names.size() == 1 &&
+          c->task.names[0].text == task)
+        return &stmt;
+    return nullptr;
   }
 
   /// `text` with the start's statements that the edits above override entirely (every task or
   /// region key of theirs is set by an earlier statement) turned into comments: they would have no
   /// effect, and a mapper without conflicting duplicates means the same to every implementation.
-  static std::string withoutOverridden(const std::string &text, size_t startAt) {
+  static std::string withoutOverridden(const std::string &text, size_t startAt,
+                                       const std::set<std::string> &uncollected = {}) {
     dsl::CheckedSource checked = dsl::checkSource(support::SourceFile("candidate.map", text));
     if (!checked.ok())
       return text;
@@ -215,9 +239,13 @@ private:
            d.message.rfind("duplicate ", 0) == 0))
         ++overriddenKeys[d.range.begin.offset];
     std::vector<std::pair<size_t, size_t>> lines; // [begin, end) offsets of statements to comment out
+    std::set<size_t> removed;                     // of which an edit removes (not overrides)
     for (const auto &stmt : checked.program.stmts) {
+      auto c = stmt.as<dsl::CollectMemoryStmt>();
+      bool remove = c && stmt.range.begin.offset >= startAt && c->task.kind == dsl::Selector::Kind::Names &&
+                    c->task.names.size() == 1 && uncollected.count(c->task.names[0].text);
       auto it = overriddenKeys.find(stmt.range.begin.offset);
-      if (it == overriddenKeys.end() || it->second < keyCount(stmt))
+      if (!remove && (it == overriddenKeys.end() || it->second < keyCount(stmt)))
         continue;
       size_t begin = text.rfind('\n', stmt.range.begin.offset);
       begin = begin == std::string::npos ? 0 : begin + 1;
@@ -228,13 +256,15 @@ private:
           (after != std::string::npos && text[after] != '\n' && text[after] != '#'))
         continue;
       lines.emplace_back(begin, end == std::string::npos ? text.size() : end);
+      if (remove)
+        removed.insert(begin);
     }
     std::string out;
     size_t at = 0;
     for (const auto &[begin, end] : lines) {
       out += text.substr(at, begin - at);
       for (const auto &line : support::splitLines(text.substr(begin, end - begin)))
-        out += "# overridden by an edit above: " + line + "\n";
+        out += (removed.count(begin) ? "# removed by an edit above: " : "# overridden by an edit above: ") + line + "\n";
       at = end + 1;
     }
     if (at < text.size())
@@ -461,6 +491,7 @@ private:
     std::vector<Edit> edits;
     if (haveBest_) {
       slowArguments(edits);
+      recopies(edits);
       if (bestProfile_.contains("bottlenecks"))
         for (const auto &b : bestProfile_["bottlenecks"])
           addressBottleneck(b, edits);
@@ -510,6 +541,33 @@ private:
         e.gain = excess / static_cast<double>(slow.size());
         edits.push_back(std::move(e));
       }
+    }
+  }
+
+  /// Tasks whose read-only inputs are copied again because CollectMemory released them after an
+  /// earlier use on the same processor: stop collecting them, unless memory is what is short.
+  void recopies(std::vector<Edit> &edits) const {
+    if (!bestProfile_.contains("task_stats"))
+      return;
+    if (bestProfile_.contains("bottlenecks"))
+      for (const auto &b : bestProfile_["bottlenecks"])
+        if (sim::parseBottleneckKind(support::textOf(b, "kind")) == sim::BottleneckKind::Memory)
+          return; // collection is what keeps the memory from filling
+    double copied = support::numberOf(bestProfile_, "bytes_copied");
+    double elapsed = support::numberOf(bestProfile_, "time_s");
+    for (const auto &t : bestProfile_["task_stats"]) {
+      std::string task = support::textOf(t, "name");
+      double again = t.value("recopied_bytes", 0.0);
+      if (again <= 0 || copied <= 0 || !startCollects(task))
+        continue;
+      Edit e{"CollectMemory " + task, "",
+             fmt::format("stop collecting {}'s read-only instances after use -- {} of the {} copied are copied again "
+                         "into memories that held them until CollectMemory released them",
+                         task, sim::bytesText(again), sim::bytesText(copied)),
+             {}};
+      // The share of the copies that need not happen, of the time the processors wait.
+      e.gain = (again / copied) * (1 - busiestKindShare()) * elapsed;
+      edits.push_back(std::move(e));
     }
   }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace hone::sim {
@@ -126,6 +127,10 @@ private:
   std::unordered_map<uint64_t, PortId> portIndex_;
   std::vector<DatumState> data_;
   std::vector<MemState> mems_;
+  // (datum, memory) whose valid copy went with an instance CollectMemory released: bringing it
+  // back is a copy again (recopied_ counts those bytes for the task being stepped).
+  std::set<std::pair<uint32_t, int>> collected_;
+  double recopied_ = 0;
   std::unordered_map<uint64_t, Instance> instances_;
   std::vector<double> start_, end_;                        // per point task
   std::vector<ProcId> procOf_;                             // per point task
@@ -198,8 +203,10 @@ MemId Executor::allocate(const PointTask &pt, const Access &a, ProcId proc, doub
       if (recreated)
         for (const auto &[datum, fraction] : a.data) {
           auto &valid = data_[datum].valid;
-          valid.erase(std::remove_if(valid.begin(), valid.end(), [&](const Valid &v) { return v.mem == r.mem; }),
-                      valid.end());
+          auto gone = std::remove_if(valid.begin(), valid.end(), [&](const Valid &v) { return v.mem == r.mem; });
+          if (gone != valid.end())
+            collected_.insert({datum, r.mem.value()});
+          valid.erase(gone, valid.end());
         }
       return r.mem;
     }
@@ -323,6 +330,8 @@ double Executor::bringIn(uint32_t datum, double fraction, MemId mem, double floo
     ready = std::max(ready, here->ready);
   } else if (src) {
     double end = copy(src->mem, mem, bytes, std::max({floor, st.lastWrite, src->ready}));
+    if (collected_.erase({datum, mem.value()}))
+      recopied_ += bytes;
     ready = std::max(ready, end);
     bool merged = false;
     for (Valid &v : st.valid)
@@ -409,6 +418,7 @@ void Executor::step(size_t index) {
   }
 
   double ready = mapped;
+  double recopiedBefore = recopied_;
   std::vector<MemId> memOf(pt.accesses.size());
   std::vector<std::optional<MemKind>> memKinds(pt.accesses.size());
   if (!task.inner()) {
@@ -464,6 +474,7 @@ void Executor::step(size_t index) {
     use.accessS += tt.access;
     use.computeS += tt.compute;
     use.bestS += tb_.bestTaskS[index];
+    use.recopiedBytes += recopied_ - recopiedBefore;
   }
   if (task.inner()) {
     auto info = std::make_shared<dsl::TaskInfo>();

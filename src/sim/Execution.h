@@ -31,7 +31,8 @@ struct TaskUse {
   ProcKind kind = ProcKind::CPU;                 // the kind its last point ran on
   std::vector<std::optional<MemKind>> memKinds;  // per argument, last used; none: not mapped (inner task)
   double busyS = 0, accessS = 0, computeS = 0, bestS = 0;
-  size_t firstPoint = 0; // a point of the task, to price its other variants
+  double recopiedBytes = 0; // copied again into a memory whose instance CollectMemory had released
+  size_t firstPoint = 0;    // a point of the task, to price its other variants
 };
 
 struct Execution {

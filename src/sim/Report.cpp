@@ -78,6 +78,7 @@ Result report(const Context &cx, const Execution &ex, const Options &options, co
     s.accessS = ag.accessS;
     s.computeS = ag.computeS;
     s.bestVariantS = ag.bestS;
+    s.recopiedBytes = ag.recopiedBytes;
     // The fastest other variant for one of its points, for the "variant" bottleneck.
     std::pair<ProcKind, double> other{ag.kind, INFINITY};
     for (ProcKind k : app.tasks[t].variants)
@@ -224,7 +225,8 @@ nlohmann::json toJson(const Result &r) {
                                {"busy_s", t.busyS},
                                {"access_s", t.accessS},
                                {"compute_s", t.computeS},
-                               {"best_variant_s", t.bestVariantS}});
+                               {"best_variant_s", t.bestVariantS},
+                               {"recopied_bytes", t.recopiedBytes}});
   j["bottlenecks"] = json::array();
   for (const auto &b : r.bottlenecks)
     j["bottlenecks"].push_back(
@@ -248,8 +250,11 @@ std::string summarize(const Result &r, const Context &cx) {
                      bytesText(r.bytesCopied), timeText(r.runtimeOverheadS));
   out += "tasks:\n";
   for (const auto &t : r.taskStats)
-    out += fmt::format("  {:<28} {:>5} x on {:<4} busy {:>10}  args in {}\n", t.name, t.points, t.kind,
-                       timeText(t.busyS), t.memories.empty() ? "-" : fmt::format("{}", fmt::join(t.memories, ",")));
+    out += fmt::format("  {:<28} {:>5} x on {:<4} busy {:>10}  args in {}{}\n", t.name, t.points, t.kind,
+                       timeText(t.busyS), t.memories.empty() ? "-" : fmt::format("{}", fmt::join(t.memories, ",")),
+                       t.recopiedBytes > 0 ? fmt::format("  ({} copied again after CollectMemory released it)",
+                                                         bytesText(t.recopiedBytes))
+                                           : "");
   std::map<ProcKind, std::pair<double, int>> byKind;
   for (const auto &p : r.processors) {
     byKind[p.kind].first += p.busyFraction;

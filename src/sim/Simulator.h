@@ -67,6 +67,7 @@ struct TaskStat {
   double accessS = 0;      // of which moving data through its arguments
   double computeS = 0;     // of which computing
   double bestVariantS = 0; // summed time at its fastest variant and memories (lower bound material)
+  double recopiedBytes = 0; // bytes copied again into memories whose instances CollectMemory had released
 };
 
 /// What a bottleneck is about: the contract between the simulator, AutoGuide's mapping rules

@@ -519,6 +519,28 @@ TEST(Agents, GuidedCommentsOutTheStartStatementsItsEditsOverride) {
   EXPECT_GT(commented, 0u);
 }
 
+// Cannon's expert collects the leaf's inputs after each use, so the next leaf on the same GPU that
+// reads one copies it again; the profile counts those bytes and the agent removes the statement.
+TEST(Agents, GuidedStopsCollectingWhatIsCopiedAgain) {
+  Harness h("cannon");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("cannon"), "the expert", 1);
+  auto o = h.run(*agent, 3);
+  const engine::Step *stop = nullptr;
+  for (const auto &s : o.steps)
+    if (s.candidate.rationale.find("stop collecting task_4") != std::string::npos)
+      stop = &s;
+  ASSERT_NE(stop, nullptr);
+  EXPECT_NE(stop->candidate.rationale.find("copied again"), std::string::npos) << stop->candidate.rationale;
+  ASSERT_TRUE(stop->result.ok()) << stop->result.error;
+  EXPECT_GT(stop->result.score, 1.02);
+  const std::string &text = stop->candidate.artifact;
+  EXPECT_NE(text.find("# removed by an edit above: CollectMemory task_4 *;"), std::string::npos) << text;
+  auto c = hone::test::checkText(text, "candidate.map");
+  ASSERT_TRUE(c.ok()) << hone::test::diagText(c);
+  for (const auto &stmt : c.program.stmts)
+    EXPECT_EQ(stmt.as<dsl::CollectMemoryStmt>(), nullptr) << text;
+}
+
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
   // Solomonik's expert keeps its GPUs busy 93% of the time. The evidence (task_4 is busy longest)
   // suggests reading the leaf's inputs in place from zero-copy memory, which starves the GEMM (it

@@ -332,6 +332,21 @@ TEST(SimHand, CollectMemoryAndInstanceLimit) {
   EXPECT_DOUBLE_EQ(fbPeak(limited), 8e6);
   // Each re-fill is 8 ms on the critical path: two more than with the instance kept.
   EXPECT_NEAR(limited.timeS - keep.timeS, 2 * 8e-3, 1e-6);
+  // The profile says which task copies data again because its instance was released.
+  auto recopied = [](const Result &r) {
+    for (const auto &t : r.taskStats)
+      if (t.name == "work")
+        return t.recopiedBytes;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(recopied(keep), 0);
+  EXPECT_DOUBLE_EQ(recopied(collect), 0);
+  EXPECT_DOUBLE_EQ(recopied(limited), 2 * 8e6);
+  for (const auto &t : toJson(limited)["task_stats"]) {
+    if (t.value("name", "") == "work") {
+      EXPECT_DOUBLE_EQ(t.value("recopied_bytes", -1.0), 2 * 8e6);
+    }
+  }
 }
 
 TEST(SimHand, DeterministicAndSeededNoise) {
