@@ -13,6 +13,7 @@
 #include "support/JsonText.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <deque>
@@ -37,8 +38,15 @@ struct Edit {
   std::string statement; // "Region task region GPU ZCMEM;"; empty: remove the start's
   std::string rationale;
   std::vector<LibraryFunction> defs;
-  double gain = 0; // estimated seconds saved: the order edits are tried in
-  std::string id() const { return key + "|" + statement; }
+  double gain = 0;        // estimated seconds saved: the order edits are tried in
+  std::vector<Edit> with = {}; // edits made together with this one (a change that needs others to pay off)
+  bool settles = true;          // once it improved, no later edit changes its keys (false: its alternatives may)
+  std::string id() const {
+    std::string out = key + "|" + statement;
+    for (const auto &c : with)
+      out += " + " + c.id();
+    return out;
+  }
   bool removes() const { return statement.empty(); }
 };
 
@@ -137,8 +145,11 @@ public:
         bestHash_ = s.candidate.hash;
         bestProfile_ = s.result.profile;
         haveBest_ = true;
-        if (edit) // what improved is settled: later edits do not undo it
+        if (edit && edit->settles) { // what improved is settled: later edits do not undo it
           settled_.insert(edit->key);
+          for (const auto &c : edit->with)
+            settled_.insert(c.key);
+        }
         queue_.clear();
         refilled_ = false;
         continue;
@@ -502,9 +513,16 @@ private:
     for (auto &e : edits) {
       if (tried_.count(e.id()) || settled_.count(e.key) || !queued.insert(e.id()).second)
         continue;
-      if (const Edit *have = best_.find(e.key); have && have->statement == e.statement)
-        continue;
-      queue_.push_back({best_.with(e), e});
+      Version v = best_.with(e);
+      bool changes = !best_.find(e.key) || best_.find(e.key)->statement != e.statement;
+      for (const auto &c : e.with) {
+        if (settled_.count(c.key))
+          continue;
+        changes = changes || !best_.find(c.key) || best_.find(c.key)->statement != c.statement;
+        v = v.with(c);
+      }
+      if (changes)
+        queue_.push_back({std::move(v), e});
     }
   }
 
@@ -690,6 +708,7 @@ private:
       }
     }
     if ((kind == BottleneckKind::Idle || kind == BottleneckKind::Processor) && busiestKindShare() < 0.95) {
+      colocate(detail, edits);
       // Processors wait for work: spread the launches differently (pointless when all are busy).
       for (const auto &task : busiestTasks())
         for (const char *suffix : {".placement", ".single_placement"})
@@ -737,6 +756,54 @@ private:
           edits.push_back(std::move(e));
         }
       }
+    }
+  }
+
+  /// Processors wait while data moves to them: place the busiest leaf launch and the (untimed)
+  /// launches that write the data it reads with one placement pattern, so that each block starts
+  /// where it is used. One such change alone moves the data elsewhere and loses; they pay off
+  /// together, so they are one candidate.
+  void colocate(const std::string &detail, std::vector<Edit> &edits) const {
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      const Param *p = param(task + ".placement");
+      if (!t || t->inner() || !p || !statOf(task))
+        continue;
+      ProcKind k = kindOf(task);
+      std::vector<const Param *> producers;
+      std::vector<std::string> names;
+      for (const auto &producer : app_.tasks) {
+        const Param *pp = param(producer.name + ".placement");
+        if (producer.name == task || producer.inner() || statOf(producer.name) || !pp || kindOf(producer.name) != k)
+          continue;
+        bool feeds = false;
+        for (const auto &parg : producer.args)
+          for (const auto &arg : t->args)
+            feeds = feeds || (rootOf(parg.region) == rootOf(arg.region) && parg.privilege != model::Privilege::Read);
+        if (feeds) {
+          producers.push_back(pp);
+          names.push_back(producer.name);
+        }
+      }
+      if (producers.empty())
+        continue;
+      for (const auto &pattern : p->values) {
+        if (pattern == "default" || placedWith(*p, pattern))
+          continue; // the library's block stands in for Legion's default below
+        Edit e = placementEdit(*p, pattern, k,
+                               fmt::format("place {} and the launches that write its inputs ({}) with the {} "
+                                           "placement, so each block starts where it is read -- {}",
+                                           task, fmt::join(names, ", "), pattern, detail));
+        for (const Param *pp : producers)
+          if (std::find(pp->values.begin(), pp->values.end(), pattern) != pp->values.end())
+            e.with.push_back(placementEdit(*pp, pattern, k, "(placed together with " + task + ")"));
+        if (e.with.empty())
+          continue;
+        e.gain = 2e-9 * stat(task, "busy_s"); // before the single spreads, after what the evidence prices
+        e.settles = false;                    // the other patterns stay worth a try
+        edits.push_back(std::move(e));
+      }
+      return; // the busiest such launch only
     }
   }
 

@@ -475,8 +475,8 @@ TEST(Agents, GuidedRepairsAFailingStartFromTheRuntimesMessage) {
 // functions: new edits define theirs again under fresh names, and every
 // candidate still checks (no redefinition, no function used above its definition).
 TEST(Agents, GuidedContinuesFromAnEarlierGuidedResult) {
-  Harness h("johnson");
-  auto first = makeGuidedAgent(h.space, h.setup->app, expertText("johnson"), "the expert", 1);
+  Harness h("cosma");
+  auto first = makeGuidedAgent(h.space, h.setup->app, expertText("cosma"), "the expert", 1);
   auto o = h.run(*first, 20);
   const engine::Step *best = nullptr;
   for (const auto &s : o.steps)
@@ -539,6 +539,37 @@ TEST(Agents, GuidedStopsCollectingWhatIsCopiedAgain) {
   ASSERT_TRUE(c.ok()) << hone::test::diagText(c);
   for (const auto &stmt : c.program.stmts)
     EXPECT_EQ(stmt.as<dsl::CollectMemoryStmt>(), nullptr) << text;
+}
+
+// Johnson's expert places A, B and C round-robin and the leaves in blocks, so blocks start away
+// from their readers. Placing the leaves alone elsewhere moves the data elsewhere; placing the
+// leaves and the launches that write their inputs with one pattern is one candidate, and the
+// agent tries each pattern (what improved does not stop it trying the others).
+TEST(Agents, GuidedPlacesALaunchTogetherWithTheLaunchesThatWriteItsInputs) {
+  Harness h("johnson");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("johnson"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  std::set<std::string> patterns;
+  double bestTogether = 0;
+  for (const auto &s : o.steps) {
+    const std::string &r = s.candidate.rationale;
+    if (r.find("place task_4 and the launches that write its inputs (task_1, task_2, task_3)") != 0)
+      continue;
+    patterns.insert(r);
+    ASSERT_TRUE(s.result.ok()) << s.result.error;
+    bestTogether = std::max(bestTogether, s.result.score);
+    // All four launches are placed by the same library function.
+    auto c = hone::test::checkText(s.candidate.artifact, "candidate.map");
+    ASSERT_TRUE(c.ok()) << hone::test::diagText(c);
+    std::set<std::string> functions;
+    for (const auto &stmt : c.program.stmts)
+      if (auto m = stmt.as<dsl::TaskMapStmt>(); m && m->function.text.rfind("hone_", 0) == 0)
+        functions.insert(m->function.text);
+    EXPECT_EQ(functions.size(), 1u) << s.candidate.artifact;
+  }
+  EXPECT_GE(patterns.size(), 2u);
+  EXPECT_GT(bestTogether, 1.05);
+  EXPECT_DOUBLE_EQ(o.progress.bestScore, bestTogether);
 }
 
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {

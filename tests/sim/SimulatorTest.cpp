@@ -192,49 +192,14 @@ TEST(SimHand, PolicyGlobalsThatFailAreReported) {
   EXPECT_EQ(r.errorKind, "policy");
 }
 
-// Three GPUs joined by 1 GB/s links. `pa` on GPU0 writes a, `pb` on GPU1 writes
-// b (8 MB each), then `use` on GPU2 reads both: two copies into GPU2's framebuffer.
+// The hand machine with three GPUs joined by 1 GB/s links. `pa` on GPU0 writes a,
+// `pb` on GPU1 writes b (8 MB each), then `use` on GPU2 reads both: two copies into
+// GPU2's framebuffer.
 TEST(SimHand, PointToPointLinksCarryCopiesBetweenDifferentPairsAtOnce) {
-  const std::string machine = R"(name = "links"
-nodes = 1
-[runtime]
-task_analysis_us = 0
-[[processor]]
-kind = "CPU"
-per_node = 1
-gflops = 1
-[[processor]]
-kind = "GPU"
-per_node = 3
-gflops = 1
-[[memory]]
-kind = "SYSMEM"
-capacity_gb = 1
-  [[memory.access]]
-  proc = "CPU"
-  bandwidth_gbs = 1
-  affinity = 100
-[[memory]]
-kind = "FBMEM"
-per = "GPU"
-capacity_gb = 1
-  [[memory.access]]
-  proc = "GPU"
-  scope = "own"
-  bandwidth_gbs = 100
-  affinity = 200
-[[channel]]
-name = "nvlink"
-between = ["FBMEM", "FBMEM"]
-scope = "node"
-bandwidth_gbs = 1
-ports = PORTS
-[[channel]]
-name = "host"
-between = ["*", "*"]
-scope = "node"
-bandwidth_gbs = 1
-)";
+  const std::string machine =
+      replaced(replaced(kMachine, "kind = \"GPU\"\nper_node = 1", "kind = \"GPU\"\nper_node = 3"), "[[channel]]\n",
+               "[[channel]]\nname = \"nvlink\"\nbetween = [\"FBMEM\", \"FBMEM\"]\nscope = \"node\"\n"
+               "bandwidth_gbs = 1\nports = PORTS\n[[channel]]\n");
   const std::string app = R"(name = "links"
 top_task = "main"
 iterations = 1
