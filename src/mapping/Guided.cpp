@@ -274,8 +274,9 @@ private:
     size_t at = 0;
     for (const auto &[begin, end] : lines) {
       out += text.substr(at, begin - at);
+      const char *why = removed.count(begin) ? "# removed by an edit above: " : "# overridden by an edit above: ";
       for (const auto &line : support::splitLines(text.substr(begin, end - begin)))
-        out += (removed.count(begin) ? "# removed by an edit above: " : "# overridden by an edit above: ") + line + "\n";
+        out += why + line + "\n";
       at = end + 1;
     }
     if (at < text.size())

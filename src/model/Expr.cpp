@@ -202,8 +202,9 @@ private:
         if (name == n->name)
           arity = count;
       if (arity == 0)
-        return Error{fmt::format("unknown function '{}' (known: min, max, sqrt, cbrt, log2, floor, ceil, round)", n->name),
-                     0, column};
+        return Error{
+            fmt::format("unknown function '{}' (known: min, max, sqrt, cbrt, log2, floor, ceil, round)", n->name), 0,
+            column};
       n->kind = Node::Kind::Call;
       for (size_t i = 0; i < arity; ++i) {
         if (i > 0 && !eat(","))

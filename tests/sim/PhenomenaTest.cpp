@@ -30,6 +30,11 @@ TEST(Phenomena, CircuitFramebufferBeatsZeroCopy) {
   for (const auto &b : zc.bottlenecks)
     cited = cited || (b.kind == hone::sim::BottleneckKind::Access && b.detail.find("ZCMEM") != std::string::npos);
   EXPECT_TRUE(cited) << "the zero-copy reads should be a cited bottleneck";
+  // The paper's best agent mapper (1.34x): all regions in FBMEM, C_order AOS Align==128.
+  Result best = s->run(replaced(allFb, "Layout * * * SOA C_order;", "Layout * * * AOS C_order Align == 128;"));
+  ASSERT_TRUE(best.ok) << best.error;
+  EXPECT_GT(zc.timeS / best.timeS, 1.15);
+  EXPECT_LT(zc.timeS / best.timeS, 1.6);
 }
 
 // 2. stencil: C_order (or AOS) fails with the stride assertion; F_order runs.
