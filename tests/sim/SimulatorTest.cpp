@@ -307,7 +307,8 @@ TEST(SimHand, CollectMemoryAndInstanceLimit) {
   EXPECT_DOUBLE_EQ(recopied(keep), 0);
   EXPECT_DOUBLE_EQ(recopied(collect), 0);
   EXPECT_DOUBLE_EQ(recopied(limited), 2 * 8e6);
-  for (const auto &t : toJson(limited)["task_stats"]) {
+  const auto limitedJson = toJson(limited); // a range over a temporary's member would dangle
+  for (const auto &t : limitedJson["task_stats"]) {
     if (t.value("name", "") == "work") {
       EXPECT_DOUBLE_EQ(t.value("recopied_bytes", -1.0), 2 * 8e6);
     }
