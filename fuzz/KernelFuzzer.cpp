@@ -1,6 +1,6 @@
 // libFuzzer targets over the kernel domain's parsers, one binary each
 // (HONE_FUZZ_PARSER selects): the manifest, a variant, and every profiler
-// report hone reads, and what the LLM code agent reads from a model: unified
+// report hone reads (and the OpenMP schedule clauses of a source), and what the LLM code agent reads from a model: unified
 // diffs (split and applied strictly) and whole replies. Each parser must return a value or an error on any
 // input -- never crash, hang, leak or trip a sanitizer -- and what it
 // returns must be usable (the diagnosis runs on every profile it yields).
@@ -81,6 +81,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   (void)codec.read(text, base, feedback);
   (void)codec.readInsight(text);
   return 0;
+#elif HONE_FUZZ_PARSER == 10
+  p.ompSchedules = findOmpSchedules("k.c", text);
+  for (auto &o : p.ompSchedules)
+    o.runs = o.kind == "runtime" ? "dynamic,1" : o.kind;
+  p.cores = 2;
 #endif
   (void)diagnose(p);
   (void)toJson(p);

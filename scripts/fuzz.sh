@@ -20,7 +20,7 @@ jobs=${2:-1}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply rules prompt llmtext config model slurm)
+  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply omp rules prompt llmtext config model slurm)
 fi
 ./scripts/install-deps.sh
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -9,7 +9,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <unistd.h>
 #include <cmath>
@@ -85,6 +87,34 @@ std::string firstLines(const std::string &text, size_t n) {
     at = nl + 1;
   }
   return out;
+}
+
+/// The schedule an OpenMP loop with this clause runs with, as "kind[,chunk]" (OpenMP 5.2, 2.11.4;
+/// libgomp: OMP_SCHEDULE unset, or a dynamic schedule without a chunk, means chunks of 1).
+std::string effectiveSchedule(const Manifest &m, const Variant &v, const OmpSchedule &o) {
+  std::string kind = o.kind, chunk = o.chunk;
+  if (kind == "runtime") {
+    std::string value;
+    if (const char *inherited = std::getenv("OMP_SCHEDULE"))
+      value = inherited;
+    std::vector<std::string> env = m.env;
+    for (auto &e : expand(m, v).env)
+      env.push_back(e);
+    for (const auto &e : env)
+      if (e.rfind("OMP_SCHEDULE=", 0) == 0)
+        value = e.substr(13);
+    value.erase(std::remove_if(value.begin(), value.end(), [](unsigned char c) { return std::isspace(c); }),
+                value.end());
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (auto colon = value.find(':'); colon != std::string::npos) // a modifier: monotonic:dynamic
+      value = value.substr(colon + 1);
+    auto comma = value.find(',');
+    kind = value.empty() ? "dynamic" : value.substr(0, comma);
+    chunk = comma == std::string::npos ? "" : value.substr(comma + 1);
+  }
+  if ((kind == "dynamic" || kind == "guided") && chunk.empty())
+    chunk = "1";
+  return chunk.empty() ? kind : kind + "," + chunk;
 }
 
 } // namespace
@@ -213,6 +243,23 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       p.skipped.push_back("remarks: the compiler gave none (it takes gcc's -fopt-info-vec-all or clang's -Rpass)");
     }
   }
+
+  // OpenMP schedule clauses of the sources, with the schedule this variant runs them with.
+  std::set<std::string> scanned;
+  for (const auto &list : {m.sources, m.editable})
+    for (const auto &name : list) {
+      if (!scanned.insert(name).second)
+        continue;
+      auto edited = v.files.find(name);
+      auto text = edited != v.files.end() ? support::Expected<std::string>(edited->second)
+                                          : support::readFile((fs::path(m.dir) / name).string());
+      if (!text)
+        continue;
+      for (auto &o : findOmpSchedules(name, *text)) {
+        o.runs = effectiveSchedule(m, v, o);
+        p.ompSchedules.push_back(std::move(o));
+      }
+    }
 
   // llvm-mca on the innermost loop around the hottest line.
   if (o.mca && !cuda) {
@@ -379,6 +426,36 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     add(kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
         fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, why), {{"hot_share", share}}, r.file,
         r.line);
+  }
+
+  // Loops that deal their iterations out one at a time: every iteration takes a shared counter.
+  for (size_t i = 0; i < p.ompSchedules.size(); ++i) {
+    const OmpSchedule &o = p.ompSchedules[i];
+    if (p.cores < 2 || o.runs != "dynamic,1")
+      continue;
+    // The loop's instructions: its file's lines after the pragma and before the next one, in
+    // the functions the compiler outlines parallel regions into (gcc: ._omp_fn., clang: .omp_outlined).
+    int until = std::numeric_limits<int>::max();
+    for (const auto &other : p.ompSchedules)
+      if (other.file == o.file && other.line > o.line)
+        until = std::min(until, other.line);
+    double share = 0.05, ir = 0, total = 0;
+    if (p.cachegrind) {
+      total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;
+      for (const auto &c : p.cachegrind->lines)
+        if (c.file == o.file && c.line > o.line && c.line < until &&
+            (c.function.find("_omp_fn") != std::string::npos || c.function.find("omp_outlined") != std::string::npos))
+          ir += event(c, "Ir");
+      if (total > 0 && ir > 0)
+        share = ir / total;
+    }
+    std::string clause = o.chunk.empty() ? o.kind : o.kind + ", " + o.chunk;
+    add("fine-grained-schedule", fmt::format("{}:{}", o.file, o.line), share * 0.5,
+        fmt::format("the loop at {}:{} takes schedule({}) and runs dynamic,1{}: threads take its iterations one "
+                    "at a time from a shared counter{}",
+                    o.file, o.line, clause, o.kind == "runtime" ? " (OMP_SCHEDULE is unset or names no chunk)" : "",
+                    ir > 0 ? fmt::format("; its loop has {:.0f}% of the instructions", 100 * share) : ""),
+        {{"loop_share", share}, {"chunk", 1}}, o.file, o.line);
   }
 
   if (p.perf && !p.gpu && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {

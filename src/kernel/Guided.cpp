@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -92,6 +93,7 @@ public:
       const Step &s = steps[i];
       const Edit &e = pending_[i];
       tried_.insert(s.candidate.hash);
+      scores_[s.candidate.hash] = s.result.ok() ? s.result.score : 0.0;
       // Remember what each knob value scored as a change of the best (the prior of pairs).
       for (const auto &[name, value] : e.values)
         if (best_.count(name) && best_.at(name) != value) {
@@ -129,13 +131,50 @@ private:
     return nullptr;
   }
 
-  /// Other values of a knob in the order worth trying from `current`.
+  /// The score a measured variant got (0: failed); nullopt when it was never measured.
+  std::optional<double> measured(const KnobValues &v) const {
+    auto it = scores_.find(engine::contentHash(renderVariant({v, files_})));
+    return it == scores_.end() ? std::nullopt : std::optional<double>(it->second);
+  }
+
+  /// Whether the best with `name` = `value` was measured and came out worse than the best.
+  bool worseThanBest(const std::string &name, const std::string &value) const {
+    KnobValues v = best_;
+    v[name] = value;
+    auto s = measured(v);
+    return s && *s < bestScore_;
+  }
+
+  /// Other values of a knob in the order worth trying from `current`. A numeric knob is searched
+  /// like a line search (compass search): once a value in one direction from the best measured
+  /// worse than the best, the values beyond it in that direction are not proposed (a tile that
+  /// is too small already is not made smaller; a larger unroll that failed is not made larger).
   std::vector<std::string> order(const Knob &k, const std::string &current) const {
     std::vector<std::string> out;
     size_t cur = std::find(k.values.begin(), k.values.end(), current) - k.values.begin();
     std::vector<size_t> idx;
+    std::set<size_t> beyondWorse;
+    if (k.numeric() && cur < k.values.size()) {
+      double here = numberOf(current);
+      for (int dir : {-1, 1}) {
+        std::vector<size_t> side; // this direction's values, nearest first
+        for (size_t i = 0; i < k.values.size(); ++i)
+          if ((numberOf(k.values[i]) - here) * dir > 0)
+            side.push_back(i);
+        std::sort(side.begin(), side.end(), [&](size_t a, size_t b) {
+          return std::abs(numberOf(k.values[a]) - here) < std::abs(numberOf(k.values[b]) - here);
+        });
+        bool blocked = false;
+        for (size_t i : side) {
+          if (blocked)
+            beyondWorse.insert(i);
+          else if (worseThanBest(k.name, k.values[i]))
+            blocked = true;
+        }
+      }
+    }
     for (size_t i = 0; i < k.values.size(); ++i)
-      if (i != cur)
+      if (i != cur && !beyondWorse.count(i))
         idx.push_back(i);
     if (k.role == KnobRole::Threads && k.numeric()) {
       // A thread per core first ("" = the runtime's default, which is that), then fewer, most first;
@@ -156,45 +195,57 @@ private:
 
   std::vector<Edit> edits() const {
     std::vector<Edit> out;
-    // 1. What the diagnosis calls for, largest share first (the findings are ranked so).
+    // 1. What the diagnosis calls for, largest share first (AutoGuide lists findings in its rules'
+    //    order; each kernel finding carries the share of the time it could save in its subject).
+    std::vector<const json *> ranked;
     if (findings_.is_array())
-      for (const auto &f : findings_) {
-        if (!f.is_object() || !f.contains("transformations"))
+      for (const auto &f : findings_)
+        if (f.is_object() && f.contains("transformations"))
+          ranked.push_back(&f);
+    auto shareOf = [](const json *f) {
+      const json *subject = f->contains("subject") ? &(*f)["subject"] : nullptr;
+      return subject && subject->is_object() && subject->contains("share") && (*subject)["share"].is_number()
+                 ? (*subject)["share"].get<double>()
+                 : 0.0;
+    };
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [&](const json *a, const json *b) { return shareOf(a) > shareOf(b); });
+    for (const json *finding : ranked) {
+      const json &f = *finding;
+      std::string evidence = support::textOf(f, "evidence");
+      for (const auto &tid : f["transformations"]) {
+        if (!tid.is_string())
           continue;
-        std::string evidence = support::textOf(f, "evidence");
-        for (const auto &tid : f["transformations"]) {
-          if (!tid.is_string())
+        const Transformation *t = transformation(tid.get<std::string>());
+        if (!t || (worse_.count(t->id) && worse_.at(t->id) >= 2))
+          continue;
+        for (const Knob &k : manifest_.knobs) {
+          if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end())
             continue;
-          const Transformation *t = transformation(tid.get<std::string>());
-          if (!t || (worse_.count(t->id) && worse_.at(t->id) >= 2))
-            continue;
-          for (const Knob &k : manifest_.knobs) {
-            if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end())
+          std::vector<std::string> values = order(k, best_.at(k.name));
+          // Values that carry the transformation's hint (a flag set with -ffast-math) first.
+          auto hinted = [&](const std::string &v) {
+            return std::any_of(t->valueHints.begin(), t->valueHints.end(),
+                               [&](const std::string &h) { return v.find(h) != std::string::npos; });
+          };
+          if (!t->valueHints.empty()) {
+            std::stable_partition(values.begin(), values.end(), hinted);
+            if (std::any_of(values.begin(), values.end(), hinted))
+              values.erase(std::stable_partition(values.begin(), values.end(), hinted), values.end());
+          }
+          for (const auto &value : values) {
+            KnobValues v = best_;
+            v[k.name] = value;
+            if (!checkValues(manifest_, v))
               continue;
-            std::vector<std::string> values = order(k, best_.at(k.name));
-            // Values that carry the transformation's hint (a flag set with -ffast-math) first.
-            auto hinted = [&](const std::string &v) {
-              return std::any_of(t->valueHints.begin(), t->valueHints.end(),
-                                 [&](const std::string &h) { return v.find(h) != std::string::npos; });
-            };
-            if (!t->valueHints.empty()) {
-              std::stable_partition(values.begin(), values.end(), hinted);
-              if (std::any_of(values.begin(), values.end(), hinted))
-                values.erase(std::stable_partition(values.begin(), values.end(), hinted), values.end());
-            }
-            for (const auto &value : values) {
-              KnobValues v = best_;
-              v[k.name] = value;
-              if (!checkValues(manifest_, v))
-                continue;
-              out.push_back({v,
-                             fmt::format("{} {} -> {} ({}), for: {} [{}]", k.name, best_.at(k.name), value, t->name,
-                                         evidence, t->reference),
-                             t->id});
-            }
+            out.push_back({v,
+                           fmt::format("{} {} -> {} ({}), for: {} [{}]", k.name, best_.at(k.name), value, t->name,
+                                       evidence, t->reference),
+                           t->id});
           }
         }
       }
+    }
     // 2. Exploration: every knob's other values, cheap roles first, nearest values first.
     std::vector<const Knob *> knobs;
     for (const auto &k : manifest_.knobs)
@@ -256,6 +307,7 @@ private:
   std::set<std::string> tried_;
   std::map<std::string, int> worse_;
   std::map<std::string, double> singles_; // "KNOB=value" -> best score of an edit that set it
+  std::map<std::string, double> scores_;  // candidate hash -> its score (0: failed)
   double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -571,6 +572,69 @@ Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
 
 // ---- JSON --------------------------------------------------------------------------------
 
+namespace {
+/// `text` from `at` past blanks, then `word` (a name: not followed by an identifier character).
+bool wordAt(const std::string &text, size_t &at, const char *word) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t'))
+    ++at;
+  size_t n = std::strlen(word);
+  if (text.compare(at, n, word) != 0)
+    return false;
+  bool identifier = std::isalnum(static_cast<unsigned char>(word[n - 1]));
+  if (identifier && at + n < text.size() && (std::isalnum(static_cast<unsigned char>(text[at + n])) || text[at + n] == '_'))
+    return false;
+  at += n;
+  return true;
+}
+} // namespace
+
+std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::string &text) {
+  std::vector<OmpSchedule> out;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    int first = ++number;
+    size_t at = 0;
+    if (!wordAt(line, at, "#") || !wordAt(line, at, "pragma") || !wordAt(line, at, "omp"))
+      continue;
+    std::string next;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) // CRLF files
+      line.pop_back();
+    while (!line.empty() && line.back() == '\\' && std::getline(in, next)) {
+      ++number;
+      line.pop_back();
+      line += " " + next;
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+        line.pop_back();
+    }
+    // schedule([modifier[, modifier]:] kind[, chunk])
+    for (size_t s = line.find("schedule", at); s != std::string::npos; s = line.find("schedule", s + 1)) {
+      if (s > 0 && (std::isalnum(static_cast<unsigned char>(line[s - 1])) || line[s - 1] == '_'))
+        continue;
+      size_t open = s + 8;
+      if (!wordAt(line, open, "("))
+        continue;
+      size_t close = line.find(')', open);
+      if (close == std::string::npos)
+        break;
+      std::string inside = line.substr(open, close - open);
+      if (auto colon = inside.rfind(':'); colon != std::string::npos)
+        inside = inside.substr(colon + 1);
+      size_t comma = inside.find(',');
+      std::string kind = trim(inside.substr(0, comma));
+      std::string chunk = comma == std::string::npos ? "" : trim(inside.substr(comma + 1));
+      for (const char *k : {"static", "dynamic", "guided", "auto", "runtime"})
+        if (kind == k) {
+          out.push_back({file, first, kind, chunk, ""});
+          break;
+        }
+      break; // one schedule clause per directive
+    }
+  }
+  return out;
+}
+
 nlohmann::json toJson(const KernelProfile &p) {
   using nlohmann::json;
   json j{{"schema", 1}, {"tools", p.tools}, {"skipped", p.skipped}, {"cores", p.cores}, {"gpu", p.gpu}};
@@ -609,6 +673,10 @@ nlohmann::json toJson(const KernelProfile &p) {
     ptx.push_back({{"kernel", k.name}, {"arch", k.arch}, {"registers", k.registers}, {"shared_bytes", k.sharedBytes},
                    {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}, {"stack_bytes", k.stackBytes}});
   j["ptxas"] = ptx;
+  json omp = json::array();
+  for (const auto &o : p.ompSchedules)
+    omp.push_back({{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}});
+  j["omp_schedules"] = omp;
   json ncu = json::array();
   for (const auto &k : p.ncu)
     ncu.push_back({{"id", k.id}, {"kernel", k.name}, {"block", k.blockSize}, {"grid", k.gridSize}, {"metrics", k.metrics}});

@@ -85,6 +85,18 @@ struct NcuKernel {
 /// "n/a" are read as ncu writes them.
 support::Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text);
 
+/// An OpenMP worksharing loop whose schedule clause the source names (`#pragma omp ... schedule(...)`).
+struct OmpSchedule {
+  std::string file;
+  int line = 0;
+  std::string kind;  // static, dynamic, guided, auto or runtime
+  std::string chunk; // as written; empty when the clause has none
+  std::string runs;  // what it runs with: for runtime, OMP_SCHEDULE's value or libgomp's default "dynamic,1"
+};
+/// The schedule clauses of one source file's `#pragma omp` lines (a line continued with a backslash
+/// is read with its continuation). Never fails: text that is not a clause is skipped.
+std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::string &text);
+
 /// What the profilers found, in one schema (docs/KERNELS.md, "Profile").
 struct KernelProfile {
   std::vector<std::string> tools;       // that ran
@@ -96,6 +108,7 @@ struct KernelProfile {
   std::string mcaLoop;                  // where the analysed loop is ("file:line")
   std::vector<PtxasKernel> ptxas;
   std::vector<NcuKernel> ncu;
+  std::vector<OmpSchedule> ompSchedules; // from the sources, with the schedule the profiled run used
   int cores = 1;                        // of the machine the run used
   bool gpu = false;                     // a GPU program: its host side is serial by design
 };

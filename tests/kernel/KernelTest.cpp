@@ -15,11 +15,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 using namespace hone::kernel;
 using hone::test::readFile;
 using hone::test::sourcePath;
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -338,6 +341,7 @@ KernelProfile syntheticProfile() {
   p.mca = mca;
   p.mcaLoop = "mm.c:20";
   p.ptxas = {{"k(float*)", "sm_90", 96, 1, 49152, 0, 16, 16, 0}};
+  p.ompSchedules = {{"mm.c", 18, "runtime", "", "dynamic,1"}};
   return p;
 }
 std::set<std::string> kindsOf(const json &d) {
@@ -353,7 +357,7 @@ TEST(Diagnose, FindingsCiteTheirNumbersAndRank) {
   EXPECT_EQ(d["schema"], 1);
   auto kinds = kindsOf(d);
   for (const char *k : {"cache-misses", "not-vectorized-stride", "serial", "dependency-chain", "register-spills",
-                        "occupancy-registers", "occupancy-shared"})
+                        "occupancy-registers", "occupancy-shared", "fine-grained-schedule"})
     EXPECT_TRUE(kinds.count(k)) << k << " in " << d.dump(1);
   double last = 2;
   for (const auto &b : d["bottlenecks"]) { // ranked by share
@@ -378,6 +382,66 @@ TEST(Diagnose, FindingsCiteTheirNumbersAndRank) {
   KernelProfile gpu = syntheticProfile();
   gpu.gpu = true; // a GPU program's host is serial by design
   EXPECT_FALSE(kindsOf(diagnose(gpu)).count("serial"));
+}
+
+TEST(Diagnose, FineGrainedScheduleFromTheSourceAndTheVariantsEnvironment) {
+  ::unsetenv("OMP_SCHEDULE"); // hone's own environment is inherited by the runs
+  fs::path dir = fs::temp_directory_path() / ("hone-omp-schedule-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "k.c") << "int main(void) {\n"
+                                "  double s = 0;\n"
+                                "#pragma omp parallel for schedule(runtime) reduction(+ : s)\n"
+                                "  for (int i = 0; i < 100; ++i) s += i;\n"
+                                "#pragma omp parallel for schedule(dynamic, 8)\n"
+                                "  for (int i = 0; i < 100; ++i) s += i;\n"
+                                "  return s > 0 ? 0 : 1;\n"
+                                "}\n";
+  auto m = parseManifest((dir / "hone.toml").string(), R"(
+[project]
+sources = ["k.c"]
+[build]
+command = "cc {cflags} {sources} -o {out}"
+flags = "-O2 -fopenmp"
+[run]
+command = "{exe}"
+[[knob]]
+name = "OMP_SCHEDULE"
+kind = "env"
+values = ["", "static", "dynamic", "dynamic,32", "monotonic:dynamic,1"]
+)");
+  ASSERT_TRUE(m) << m.error().message;
+  ProfileOptions none;
+  none.cachegrind = none.perf = none.remarks = none.mca = none.ptxas = false;
+  auto profileWith = [&](const std::string &schedule) {
+    Variant v = referenceVariant(*m);
+    v.knobs["OMP_SCHEDULE"] = schedule;
+    KernelProfile p = profileVariant(*m, v, (dir / "profile").string(), none);
+    p.cores = 4;
+    return p;
+  };
+  for (const auto &[env, runs] : std::vector<std::pair<std::string, std::string>>{
+           {"", "dynamic,1"}, {"static", "static"}, {"dynamic", "dynamic,1"}, {"dynamic,32", "dynamic,32"},
+           {"monotonic:dynamic,1", "dynamic,1"}}) {
+    KernelProfile p = profileWith(env);
+    ASSERT_EQ(p.ompSchedules.size(), 2u);
+    EXPECT_EQ(p.ompSchedules[0].line, 3);
+    EXPECT_EQ(p.ompSchedules[0].runs, runs) << "OMP_SCHEDULE=" << env;
+    EXPECT_EQ(p.ompSchedules[1].runs, "dynamic,8"); // the clause's own chunk, whatever the environment says
+    json d = diagnose(p);
+    size_t found = 0;
+    for (const auto &b : d["bottlenecks"])
+      if (b["kind"] == "fine-grained-schedule") {
+        ++found;
+        EXPECT_EQ(b["line"], 3);
+        EXPECT_NE(b["detail"].get<std::string>().find("schedule(runtime)"), std::string::npos);
+      }
+    EXPECT_EQ(found, runs == "dynamic,1" ? 1u : 0u) << "OMP_SCHEDULE=" << env << ": " << d.dump(1);
+  }
+  // One core: nothing to balance, no finding.
+  KernelProfile single = profileWith("");
+  single.cores = 1;
+  EXPECT_FALSE(kindsOf(diagnose(single)).count("fine-grained-schedule"));
+  fs::remove_all(dir);
 }
 
 TEST(Diagnose, NcuFindings) {
@@ -544,6 +608,93 @@ TEST(GuidedKernelAgent, ActsOnTheDiagnosisAndKeepsImprovements) {
   for (const auto &s : steps)
     best = std::max(best, s.result.score);
   EXPECT_DOUBLE_EQ(best, 2.0 / 0.8);
+}
+
+TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
+  // AutoGuide lists findings in its rules' order; the agent ranks them by the share of the time
+  // each could save (the subject's share), so the small tiling finding listed first waits.
+  Manifest m = manifest();
+  m.constraints.clear();
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
+  auto start = agent->propose(1);
+  ASSERT_EQ(start.size(), 1u);
+  Step s;
+  s.candidate = start[0];
+  s.result.score = 1;
+  s.feedback = {{"findings", json::array({{{"rule", "kernel-not-vectorized-outer"},
+                                           {"evidence", "the loop at k.c:3 is not vectorized"},
+                                           {"transformations", json::array({"loop-tiling"})},
+                                           {"subject", {{"share", 0.01}}}},
+                                          {{"rule", "kernel-serial"},
+                                           {"evidence", "the program keeps 1.00 of 4 cores busy"},
+                                           {"transformations", json::array({"openmp-parallel-for"})},
+                                           {"subject", {{"share", 0.75}}}}})}};
+  agent->notify({s});
+  auto next = agent->propose(1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_NE(next[0].rationale.find("OMP_NUM_THREADS"), std::string::npos) << next[0].rationale;
+  EXPECT_NE(next[0].rationale.find("cores busy"), std::string::npos) << next[0].rationale;
+}
+
+TEST(GuidedKernelAgent, SearchesANumericKnobLikeALineSearch) {
+  // A tile whose time is unimodal in log2(tile) with its best at 256; the search starts at 64.
+  Manifest m = manifest(R"(
+[project]
+name = "k"
+sources = ["k.c"]
+
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+
+[run]
+command = "{exe} {seed}"
+
+[[knob]]
+name = "TILE"
+role = "tile"
+values = [8, 16, 32, 64, 128, 256, 512, 1024]
+default = 64
+
+[[knob]]
+name = "flags"
+kind = "flags"
+values = ["", "-O3"]
+)");
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
+  std::vector<std::string> tiles;
+  double best = 0;
+  for (int i = 0; i < 12; ++i) {
+    auto p = agent->propose(1);
+    if (p.empty())
+      break;
+    auto v = parseVariant(m, p[0].artifact);
+    ASSERT_TRUE(v);
+    Step s;
+    s.candidate = p[0];
+    double t = 1 + std::abs(std::log2(std::stod(v->knobs.at("TILE"))) - 8) * (v->knobs.at("flags") == "-O3" ? 0.9 : 1);
+    s.result.score = 10 / t;
+    s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+    s.feedback = {{"findings", json::array({{{"rule", "kernel-cache-misses"},
+                                             {"evidence", "k.c:20 misses L1 on 30% of its references"},
+                                             {"transformations", json::array({"loop-tiling"})}}})}};
+    best = std::max(best, s.result.score);
+    tiles.push_back(v->knobs.at("TILE"));
+    agent->notify({s});
+  }
+  EXPECT_DOUBLE_EQ(best, 10.0); // TILE 256 found
+  // 32 measured worse than 64, so 16 and 8 (further that way) are never proposed; 512 measured
+  // worse than 256, so 1024 is not either.
+  for (const auto &t : tiles) {
+    EXPECT_NE(t, "8");
+    EXPECT_NE(t, "16");
+    EXPECT_NE(t, "1024");
+  }
+  EXPECT_NE(std::find(tiles.begin(), tiles.end(), "32"), tiles.end());
+  EXPECT_NE(std::find(tiles.begin(), tiles.end(), "512"), tiles.end());
 }
 
 TEST(GuidedKernelAgent, DeterministicForResume) {

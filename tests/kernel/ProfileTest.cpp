@@ -223,3 +223,36 @@ TEST(Ncu, RejectsBrokenReports) {
   EXPECT_NE(ragged.error().message.find("fields"), std::string::npos);
   EXPECT_FALSE(parseNcuCsv("\"ID\",\"Kernel Name\n"));
 }
+
+TEST(OmpSchedules, ClausesOfPragmaLinesAsWritten) {
+  std::string src = "#include <omp.h>\n"
+                    "#pragma omp parallel for schedule(runtime)\n"
+                    "  #  pragma omp for schedule ( dynamic , 16 ) nowait\n"
+                    "#pragma omp parallel for \\\n"
+                    "    schedule(monotonic: static)\n"
+                    "#pragma omp parallel for schedule(nonmonotonic, simd : guided, N / 4)\r\n"
+                    "/* #pragma omp parallel for schedule(static) in a comment */\n"
+                    "int schedule(int);\n"
+                    "#pragma omp parallel for myschedule(dynamic)\n"
+                    "#pragma omp parallel for schedule(fastest)\n"
+                    "#pragma omp for schedule(auto)";
+  auto found = findOmpSchedules("k.c", src);
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_EQ(found[0].line, 2);
+  EXPECT_EQ(found[0].kind, "runtime");
+  EXPECT_EQ(found[0].chunk, "");
+  EXPECT_EQ(found[1].line, 3);
+  EXPECT_EQ(found[1].kind, "dynamic");
+  EXPECT_EQ(found[1].chunk, "16");
+  EXPECT_EQ(found[2].line, 4); // the directive's first line
+  EXPECT_EQ(found[2].kind, "static");
+  EXPECT_EQ(found[3].line, 6);
+  EXPECT_EQ(found[3].kind, "guided");
+  EXPECT_EQ(found[3].chunk, "N / 4");
+  EXPECT_EQ(found[4].kind, "auto");
+  EXPECT_EQ(found[4].line, 11);
+  // Cut short, unbalanced, empty: nothing, and no crash.
+  for (const char *bad : {"#pragma omp for schedule(", "#pragma omp for schedule(dynamic", "#pragma omp \\", "",
+                          "#pragma omp for schedule()", "#pragma"})
+    EXPECT_TRUE(findOmpSchedules("k.c", bad).empty()) << bad;
+}

@@ -1,0 +1,2 @@
+#pragma omp for schedule(auto)
+#pragma omp parallel
