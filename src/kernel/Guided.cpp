@@ -5,7 +5,8 @@
 //               then every knob's other values, nearest first (exploration).
 //   notify()  - keeps an improvement as the new base, remembers the latest
 //               findings (they come with the new best's profile), and counts
-//               transformations that made things worse.
+//               transformations that made things worse and knob values that did
+//               not improve (two strikes: not proposed alone again).
 #include "kernel/KernelDomain.h"
 
 #include "kernel/Runner.h"
@@ -107,6 +108,10 @@ public:
           s.result.metrics.at("ci95_s") > 0)
         noise = std::clamp(s.result.metrics.at("ci95_s") / s.result.metrics.at("time_s"), 0.01, 0.10);
       bool improved = s.result.ok() && s.result.score > bestScore_ * (1 + noise);
+      if (!improved && bestScore_ > 0)
+        for (const auto &[name, value] : e.values)
+          if (best_.count(name) && best_.at(name) != value)
+            ++fruitless_[name + "=" + value];
       if (s.result.ok() && (improved || bestScore_ == 0)) {
         bestScore_ = s.result.score;
         best_ = e.values;
@@ -234,6 +239,8 @@ private:
               values.erase(std::stable_partition(values.begin(), values.end(), hinted), values.end());
           }
           for (const auto &value : values) {
+            if (fruitless(k.name, value))
+              continue;
             KnobValues v = best_;
             v[k.name] = value;
             if (!checkValues(manifest_, v))
@@ -254,6 +261,8 @@ private:
                      [](const Knob *a, const Knob *b) { return explorationRank(a->role) < explorationRank(b->role); });
     for (const Knob *k : knobs)
       for (const auto &value : order(*k, best_.at(k->name))) {
+        if (fruitless(k->name, value))
+          continue;
         KnobValues v = best_;
         v[k->name] = value;
         if (!checkValues(manifest_, v))
@@ -290,6 +299,15 @@ private:
     return out;
   }
 
+  /// Whether setting `name` = `value` was tried from two different bests and improved neither:
+  /// it is not proposed alone again (a finding that persists, such as idle cores that more
+  /// threads do not fill, would otherwise send the agent to the same values after every
+  /// improvement). Pairs still combine it.
+  bool fruitless(const std::string &name, const std::string &value) const {
+    auto it = fruitless_.find(name + "=" + value);
+    return it != fruitless_.end() && it->second >= 2;
+  }
+
   /// What a single edit to `name` = `value` scored when it was tried (0: never, or failed).
   double singleScore(const std::string &name, const std::string &value) const {
     auto it = singles_.find(name + "=" + value);
@@ -308,6 +326,7 @@ private:
   std::map<std::string, int> worse_;
   std::map<std::string, double> singles_; // "KNOB=value" -> best score of an edit that set it
   std::map<std::string, double> scores_;  // candidate hash -> its score (0: failed)
+  std::map<std::string, int> fruitless_;  // "KNOB=value" -> edits setting it that did not improve the best
   double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;

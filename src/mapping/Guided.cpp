@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace hone::mapping {
@@ -222,15 +223,21 @@ private:
     return withoutOverridden(out, startAt, uncollected);
   }
 
-  /// The start's `CollectMemory` statement that names exactly `task`, if there is one (a
-  /// statement for several tasks or for `*` cannot be removed for one of them).
+  /// The one task a `CollectMemory` statement names (a statement for several tasks or for `*`
+  /// cannot be removed for one of them); nullopt for any other statement.
+  static std::optional<std::string> collectedTask(const dsl::Stmt &stmt) {
+    auto c = stmt.as<dsl::CollectMemoryStmt>();
+    if (!c || c->task.kind != dsl::Selector::Kind::Names || c->task.names.size() != 1)
+      return std::nullopt;
+    return c->task.names[0].text;
+  }
+
+  /// The start's `CollectMemory` statement that names exactly `task`, if there is one.
   const dsl::Stmt *startCollects(const std::string &task) const {
     if (!startPolicy_.ok())
       return nullptr;
     for (const auto &stmt : startPolicy_.program.stmts)
-      if (auto c = stmt.as<dsl::CollectMemoryStmt>();
-          c && c->task.kind == dsl::Selector::Kind::Names && c->task.names.size() == 1 &&
-          c->task.names[0].text == task)
+      if (collectedTask(stmt) == task)
         return &stmt;
     return nullptr;
   }
@@ -252,9 +259,8 @@ private:
     std::vector<std::pair<size_t, size_t>> lines; // [begin, end) offsets of statements to comment out
     std::set<size_t> removed;                     // of which an edit removes (not overrides)
     for (const auto &stmt : checked.program.stmts) {
-      auto c = stmt.as<dsl::CollectMemoryStmt>();
-      bool remove = c && stmt.range.begin.offset >= startAt && c->task.kind == dsl::Selector::Kind::Names &&
-                    c->task.names.size() == 1 && uncollected.count(c->task.names[0].text);
+      auto collected = collectedTask(stmt);
+      bool remove = collected && stmt.range.begin.offset >= startAt && uncollected.count(*collected);
       auto it = overriddenKeys.find(stmt.range.begin.offset);
       if (!remove && (it == overriddenKeys.end() || it->second < keyCount(stmt)))
         continue;

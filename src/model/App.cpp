@@ -336,12 +336,12 @@ void checkNames(const AppModel &app) {
                  fmt::format("{}: unknown name '{}' in \"{}\"", what, n, e.text()) + didYouMean(n, scope));
   };
   for (const auto &[name, e] : app.params) {
-    checkExpr(e, globals, 0, fmt::format("params.{}", name));
+    checkExpr(e, globals, e.line(), fmt::format("params.{}", name));
     globals.push_back(name);
   }
-  checkExpr(app.iterations, globals, 0, "iterations");
+  checkExpr(app.iterations, globals, app.iterations.line(), "iterations");
   if (app.flops)
-    checkExpr(*app.flops, globals, 0, "metric.flops");
+    checkExpr(*app.flops, globals, app.flops->line(), "metric.flops");
   for (const auto &r : app.regions)
     if (r.elements)
       checkExpr(*r.elements, globals, r.line, fmt::format("region '{}'", r.name));
@@ -443,15 +443,16 @@ public:
     scope_.emplace_back(app_.sizeName, size);
     program_.values[app_.sizeName] = size;
     for (const auto &[name, e] : app_.params) {
-      double v = eval(e, 0, fmt::format("params.{}", name));
+      double v = eval(e, e.line(), fmt::format("params.{}", name));
       scope_.emplace_back(name, v);
       program_.values[name] = v;
     }
-    program_.iterations = eval(app_.iterations, 0, "iterations");
+    program_.iterations = eval(app_.iterations, app_.iterations.line(), "iterations");
     if (!(program_.iterations >= 1 && program_.iterations <= 1e6))
-      failLine(app_.path, 0, fmt::format("iterations is {}; it must be from 1 to 1000000", program_.iterations));
+      failLine(app_.path, app_.iterations.line(),
+               fmt::format("iterations is {}; it must be from 1 to 1000000", program_.iterations));
     if (app_.flops)
-      program_.flops = evalAmount(*app_.flops, 0, "metric.flops");
+      program_.flops = evalAmount(*app_.flops, app_.flops->line(), "metric.flops");
     buildData();
     for (const auto &l : app_.setup)
       expand(l, -1, false);

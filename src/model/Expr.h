@@ -27,11 +27,18 @@ public:
   /// The names the expression uses.
   std::vector<std::string> names() const;
   const std::string &text() const { return text_; }
+  /// The line of the file it was read from (0: none), for errors found when it is evaluated.
+  int line() const { return line_; }
+  Expr &at(int line) {
+    line_ = line;
+    return *this;
+  }
 
   struct Node;
 
 private:
   std::string text_;
+  int line_ = 0;
   std::shared_ptr<const Node> root_;
 };
 

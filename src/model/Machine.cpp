@@ -1,6 +1,7 @@
 #include "model/Machine.h"
 
 #include "model/ModelToml.h"
+#include "support/StringUtil.h"
 
 #include <fmt/format.h>
 
@@ -198,9 +199,14 @@ MachineModel readMachine(TableReader &top) {
         c.linkPorts = true;
         continue;
       }
-      auto k = memKindOrAny(r, "ports", port);
-      if (!k)
-        r.failAt("ports", "a port is a memory kind, \"node\" or \"link\"");
+      auto k = support::parseMemKind(port);
+      if (!k || *k == MemKind::VIRTUAL) {
+        static const std::vector<std::string> words = {"node", "link", "SYSMEM", "FBMEM", "RDMEM", "ZCMEM", "SOCKMEM"};
+        auto near = support::closestMatch(port, words);
+        r.failAt("ports", fmt::format("unknown port '{}': a port is a memory kind (SYSMEM, FBMEM, RDMEM, ZCMEM, "
+                                      "SOCKMEM), \"node\" or \"link\"{}",
+                                      port, near ? fmt::format("; did you mean '{}'?", *near) : ""));
+      }
       c.portKinds.push_back(*k);
     }
     r.finish();

@@ -697,6 +697,68 @@ values = ["", "-O3"]
   EXPECT_NE(std::find(tiles.begin(), tiles.end(), "512"), tiles.end());
 }
 
+TEST(GuidedKernelAgent, AValueThatImprovedNothingTwiceIsNotProposedAgain) {
+  // Idle cores are diagnosed after every improvement, but more threads never help (as on a VM
+  // whose two CPUs share a core): each thread count is tried from at most two bests.
+  Manifest m = manifest(R"(
+[project]
+name = "k"
+sources = ["k.c"]
+
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+
+[run]
+command = "{exe} {seed}"
+
+[[knob]]
+name = "TILE"
+role = "tile"
+values = [16, 32, 64, 128, 256, 512, 1024]
+default = 64
+
+[[knob]]
+name = "OMP_NUM_THREADS"
+kind = "env"
+values = ["", "1", "2", "4"]
+)");
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
+  std::map<std::string, int> threadEdits;
+  double best = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto p = agent->propose(1);
+    if (p.empty())
+      break;
+    auto v = parseVariant(m, p[0].artifact);
+    ASSERT_TRUE(v);
+    if (p[0].rationale.rfind("OMP_NUM_THREADS", 0) == 0 || p[0].rationale.rfind("exploring OMP_NUM_THREADS", 0) == 0)
+      ++threadEdits[v->knobs.at("OMP_NUM_THREADS")];
+    Step s;
+    s.candidate = p[0];
+    double t = 1 + std::abs(std::log2(std::stod(v->knobs.at("TILE"))) - 9);
+    if (!v->knobs.at("OMP_NUM_THREADS").empty())
+      t *= 1.05;
+    s.result.score = 10 / t;
+    s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+    s.feedback = {{"findings", json::array({{{"rule", "kernel-serial"},
+                                             {"evidence", "the program keeps 1.00 of 2 cores busy (50%)"},
+                                             {"transformations", json::array({"openmp-parallel-for"})},
+                                             {"subject", {{"share", 0.5}}}},
+                                            {{"rule", "kernel-cache-misses"},
+                                             {"evidence", "k.c:20 misses L1 on 30% of its references"},
+                                             {"transformations", json::array({"loop-tiling"})},
+                                             {"subject", {{"share", 0.3}}}}})}};
+    best = std::max(best, s.result.score);
+    agent->notify({s});
+  }
+  EXPECT_DOUBLE_EQ(best, 10.0); // TILE 512 found through three improvements
+  ASSERT_FALSE(threadEdits.empty());
+  for (const auto &[threads, n] : threadEdits)
+    EXPECT_LE(n, 2) << "OMP_NUM_THREADS=" << threads << " proposed alone " << n << " times";
+}
+
 TEST(GuidedKernelAgent, DeterministicForResume) {
   Manifest m = manifest();
   auto catalogue = loadCatalogue();

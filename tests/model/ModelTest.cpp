@@ -5,8 +5,10 @@
 #include "model/Expr.h"
 #include "model/Machine.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -113,6 +115,12 @@ TEST(Machine, ErrorsAreLocated) {
   expectMachineError(replace("scope = \"node\"\nbandwidth_gbs = 1\n", "scope = \"nod\"\nbandwidth_gbs = 1\n"),
                      "must be \"node\"", 21);
   expectMachineError(replace("nodes = 1", "nodes = [1"), "expected comma or closing ']'", 3);
+  expectMachineError(base + "ports = [\"links\"]\n",
+                     "unknown port 'links': a port is a memory kind (SYSMEM, FBMEM, RDMEM, ZCMEM, SOCKMEM), \"node\" or "
+                     "\"link\"; did you mean 'link'?",
+                     23);
+  expectMachineError(base + "ports = [\"FBMEN\"]\n",
+                     "did you mean 'FBMEM'?", 23);
   // Two GPUs need a path between their framebuffers.
   auto noChannel = parseMachine("m.toml", base.substr(0, base.find("[[channel]]")));
   ASSERT_FALSE(noChannel.ok());
@@ -247,6 +255,28 @@ TEST(App, NumbersOutOfRangeAreLocatedErrors) {
                  "piece coordinate");
   expectAppError(replace("neighbors = [[-1], [1]]", "neighbors = [[-1], [4611686018427387904]]"), "out of range");
   expectAppError(replace("iterations = \"steps\"", "iterations = 1e300"), "from 1 to 1000000");
+}
+
+TEST(App, ParamsIterationsAndFlopsErrorsNameTheirLine) {
+  // Errors found when the [params], iterations or metric.flops expressions are checked or evaluated
+  // point at the expression's own line.
+  std::string base = kApp;
+  auto lineOf = [&](const std::string &text, const std::string &what) {
+    return 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(text.find(what)), '\n');
+  };
+  auto expectAt = [&](const std::string &from, const std::string &to, const std::string &fragment) {
+    std::string s = base;
+    s.replace(s.find(from), from.size(), to);
+    expectAppError(s, fragment);
+    auto app = parseApp("a.toml", s);
+    std::string message = app.ok() ? instantiate(*app, *parseMachine("tiny.toml", kMachine), std::nullopt).error().message
+                                   : app.error().message;
+    EXPECT_EQ(message.rfind(fmt::format("a.toml:{}:", lineOf(s, to)), 0), 0u) << message;
+  };
+  expectAt("pieces = \"gpus * nodes\"", "pieces = \"gpuz * nodes\"", "unknown name 'gpuz'");
+  expectAt("pieces = \"gpus * nodes\"", "pieces = \"log2(gpus - gpus)\"", "params.pieces");
+  expectAt("iterations = \"steps\"", "iterations = \"steps * 1e9\"", "from 1 to 1000000");
+  expectAt("iterations = \"steps\"", "iterations = \"stepz\"", "did you mean 'steps'?");
 }
 
 TEST(Catalog, FindsShippedModelsAndSuggests) {
