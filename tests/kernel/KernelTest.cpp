@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <unistd.h>
 
@@ -638,122 +639,101 @@ TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
   EXPECT_NE(next[0].rationale.find("cores busy"), std::string::npos) << next[0].rationale;
 }
 
-TEST(GuidedKernelAgent, SearchesANumericKnobLikeALineSearch) {
-  // A tile whose time is unimodal in log2(tile) with its best at 256; the search starts at 64.
-  Manifest m = manifest(R"(
-[project]
-name = "k"
-sources = ["k.c"]
+namespace {
+/// A project with a TILE knob (role tile, default 64, `values`) and the knobs in `more`.
+Manifest tileProject(const std::string &values, const std::string &more) {
+  return manifest("[project]\nname = \"k\"\nsources = [\"k.c\"]\n[build]\n"
+                  "command = \"cc {cflags} {defines} {sources} -o {out}\"\n[run]\ncommand = \"{exe} {seed}\"\n"
+                  "[[knob]]\nname = \"TILE\"\nrole = \"tile\"\nvalues = " +
+                  values + "\ndefault = 64\n" + more);
+}
 
-[build]
-command = "cc {cflags} {defines} {sources} -o {out}"
+struct Proposal {
+  KnobValues knobs;
+  std::string rationale;
+};
 
-[run]
-command = "{exe} {seed}"
-
-[[knob]]
-name = "TILE"
-role = "tile"
-values = [8, 16, 32, 64, 128, 256, 512, 1024]
-default = 64
-
-[[knob]]
-name = "flags"
-kind = "flags"
-values = ["", "-O3"]
-)");
+/// The guided agent from the reference for `steps` evaluations against a synthetic time of the
+/// knob values; every step's feedback carries `findings`. Returns what it proposed and the best score.
+std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
+                                               const std::function<double(const KnobValues &)> &time,
+                                               const json &findings) {
   auto catalogue = loadCatalogue();
-  ASSERT_TRUE(catalogue);
-  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
-  std::vector<std::string> tiles;
+  EXPECT_TRUE(catalogue);
+  std::vector<Proposal> out;
   double best = 0;
-  for (int i = 0; i < 12; ++i) {
+  if (!catalogue)
+    return {out, best};
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
+  for (int i = 0; i < steps; ++i) {
     auto p = agent->propose(1);
     if (p.empty())
       break;
     auto v = parseVariant(m, p[0].artifact);
-    ASSERT_TRUE(v);
+    EXPECT_TRUE(v) << p[0].artifact;
+    if (!v)
+      break;
     Step s;
     s.candidate = p[0];
-    double t = 1 + std::abs(std::log2(std::stod(v->knobs.at("TILE"))) - 8) * (v->knobs.at("flags") == "-O3" ? 0.9 : 1);
+    double t = time(v->knobs);
     s.result.score = 10 / t;
     s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
-    s.feedback = {{"findings", json::array({{{"rule", "kernel-cache-misses"},
-                                             {"evidence", "k.c:20 misses L1 on 30% of its references"},
-                                             {"transformations", json::array({"loop-tiling"})}}})}};
+    s.feedback = {{"findings", findings}};
     best = std::max(best, s.result.score);
-    tiles.push_back(v->knobs.at("TILE"));
+    out.push_back({v->knobs, p[0].rationale});
     agent->notify({s});
   }
+  return {out, best};
+}
+} // namespace
+
+TEST(GuidedKernelAgent, SearchesANumericKnobLikeALineSearch) {
+  // A tile whose time is unimodal in log2(tile) with its best at 256; the search starts at 64.
+  Manifest m = tileProject("[8, 16, 32, 64, 128, 256, 512, 1024]",
+                           "[[knob]]\nname = \"flags\"\nkind = \"flags\"\nvalues = [\"\", \"-O3\"]\n");
+  auto [proposals, best] = drive(
+      m, 12,
+      [](const KnobValues &k) {
+        return 1 + std::abs(std::log2(std::stod(k.at("TILE"))) - 8) * (k.at("flags") == "-O3" ? 0.9 : 1);
+      },
+      json::array({{{"rule", "kernel-cache-misses"},
+                    {"evidence", "k.c:20 misses L1 on 30% of its references"},
+                    {"transformations", json::array({"loop-tiling"})}}}));
   EXPECT_DOUBLE_EQ(best, 10.0); // TILE 256 found
   // 32 measured worse than 64, so 16 and 8 (further that way) are never proposed; 512 measured
   // worse than 256, so 1024 is not either.
-  for (const auto &t : tiles) {
-    EXPECT_NE(t, "8");
-    EXPECT_NE(t, "16");
-    EXPECT_NE(t, "1024");
-  }
-  EXPECT_NE(std::find(tiles.begin(), tiles.end(), "32"), tiles.end());
-  EXPECT_NE(std::find(tiles.begin(), tiles.end(), "512"), tiles.end());
+  std::set<std::string> tiles;
+  for (const auto &p : proposals)
+    tiles.insert(p.knobs.at("TILE"));
+  for (const char *never : {"8", "16", "1024"})
+    EXPECT_FALSE(tiles.count(never)) << never;
+  EXPECT_TRUE(tiles.count("32"));
+  EXPECT_TRUE(tiles.count("512"));
 }
 
 TEST(GuidedKernelAgent, AValueThatImprovedNothingTwiceIsNotProposedAgain) {
   // Idle cores are diagnosed after every improvement, but more threads never help (as on a VM
   // whose two CPUs share a core): each thread count is tried from at most two bests.
-  Manifest m = manifest(R"(
-[project]
-name = "k"
-sources = ["k.c"]
-
-[build]
-command = "cc {cflags} {defines} {sources} -o {out}"
-
-[run]
-command = "{exe} {seed}"
-
-[[knob]]
-name = "TILE"
-role = "tile"
-values = [16, 32, 64, 128, 256, 512, 1024]
-default = 64
-
-[[knob]]
-name = "OMP_NUM_THREADS"
-kind = "env"
-values = ["", "1", "2", "4"]
-)");
-  auto catalogue = loadCatalogue();
-  ASSERT_TRUE(catalogue);
-  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant(referenceVariant(m)), "the reference");
-  std::map<std::string, int> threadEdits;
-  double best = 0;
-  for (int i = 0; i < 20; ++i) {
-    auto p = agent->propose(1);
-    if (p.empty())
-      break;
-    auto v = parseVariant(m, p[0].artifact);
-    ASSERT_TRUE(v);
-    if (p[0].rationale.rfind("OMP_NUM_THREADS", 0) == 0 || p[0].rationale.rfind("exploring OMP_NUM_THREADS", 0) == 0)
-      ++threadEdits[v->knobs.at("OMP_NUM_THREADS")];
-    Step s;
-    s.candidate = p[0];
-    double t = 1 + std::abs(std::log2(std::stod(v->knobs.at("TILE"))) - 9);
-    if (!v->knobs.at("OMP_NUM_THREADS").empty())
-      t *= 1.05;
-    s.result.score = 10 / t;
-    s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
-    s.feedback = {{"findings", json::array({{{"rule", "kernel-serial"},
-                                             {"evidence", "the program keeps 1.00 of 2 cores busy (50%)"},
-                                             {"transformations", json::array({"openmp-parallel-for"})},
-                                             {"subject", {{"share", 0.5}}}},
-                                            {{"rule", "kernel-cache-misses"},
-                                             {"evidence", "k.c:20 misses L1 on 30% of its references"},
-                                             {"transformations", json::array({"loop-tiling"})},
-                                             {"subject", {{"share", 0.3}}}}})}};
-    best = std::max(best, s.result.score);
-    agent->notify({s});
-  }
+  Manifest m = tileProject("[16, 32, 64, 128, 256, 512, 1024]",
+                           "[[knob]]\nname = \"OMP_NUM_THREADS\"\nkind = \"env\"\nvalues = [\"\", \"1\", \"2\", \"4\"]\n");
+  auto [proposals, best] = drive(
+      m, 20,
+      [](const KnobValues &k) {
+        return (1 + std::abs(std::log2(std::stod(k.at("TILE"))) - 9)) * (k.at("OMP_NUM_THREADS").empty() ? 1 : 1.05);
+      },
+      json::array({{{"rule", "kernel-serial"},
+                    {"evidence", "the program keeps 1.00 of 2 cores busy (50%)"},
+                    {"transformations", json::array({"openmp-parallel-for"})},
+                    {"subject", {{"share", 0.5}}}},
+                   {{"rule", "kernel-cache-misses"},
+                    {"evidence", "k.c:20 misses L1 on 30% of its references"},
+                    {"transformations", json::array({"loop-tiling"})},
+                    {"subject", {{"share", 0.3}}}}}));
   EXPECT_DOUBLE_EQ(best, 10.0); // TILE 512 found through three improvements
+  std::map<std::string, int> threadEdits;
+  for (const auto &p : proposals)
+    if (p.rationale.rfind("OMP_NUM_THREADS", 0) == 0 || p.rationale.rfind("exploring OMP_NUM_THREADS", 0) == 0)
+      ++threadEdits[p.knobs.at("OMP_NUM_THREADS")];
   ASSERT_FALSE(threadEdits.empty());
   for (const auto &[threads, n] : threadEdits)
     EXPECT_LE(n, 2) << "OMP_NUM_THREADS=" << threads << " proposed alone " << n << " times";
