@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <fstream>
 #include <unistd.h>
 
@@ -553,6 +554,15 @@ using hone::engine::Candidate;
 using hone::engine::EvalResult;
 using hone::engine::Step;
 
+/// One finding as AutoGuide's feedback carries it: the rule, its evidence, the one transformation
+/// it names and, when given, the share of the time it could save (in its subject).
+json finding(const char *rule, const char *evidence, const char *transformation, std::optional<double> share = {}) {
+  json f{{"rule", rule}, {"evidence", evidence}, {"transformations", json::array({transformation})}};
+  if (share)
+    f["subject"] = {{"share", *share}};
+  return f;
+}
+
 /// A synthetic kernel: time falls with a bigger TILE up to 16 (8 fails validation), flags help a little.
 Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings) {
   Step s;
@@ -573,9 +583,8 @@ Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings)
   s.result.score = 2.0 / t;
   s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
   if (withFindings)
-    s.feedback = {{"findings", json::array({{{"rule", "kernel-cache-misses"},
-                                             {"evidence", "mm.c:20 misses L1 on 50% of its references"},
-                                             {"transformations", json::array({"loop-tiling"})}}})}};
+    s.feedback = {{"findings",
+                   json::array({finding("kernel-cache-misses", "mm.c:20 misses L1 on 50% of its references", "loop-tiling")})}};
   return s;
 }
 } // namespace
@@ -624,14 +633,10 @@ TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
   Step s;
   s.candidate = start[0];
   s.result.score = 1;
-  s.feedback = {{"findings", json::array({{{"rule", "kernel-not-vectorized-outer"},
-                                           {"evidence", "the loop at k.c:3 is not vectorized"},
-                                           {"transformations", json::array({"loop-tiling"})},
-                                           {"subject", {{"share", 0.01}}}},
-                                          {{"rule", "kernel-serial"},
-                                           {"evidence", "the program keeps 1.00 of 4 cores busy"},
-                                           {"transformations", json::array({"openmp-parallel-for"})},
-                                           {"subject", {{"share", 0.75}}}}})}};
+  s.feedback = {{"findings",
+                 json::array({finding("kernel-not-vectorized-outer", "the loop at k.c:3 is not vectorized", "loop-tiling", 0.01),
+                              finding("kernel-serial", "the program keeps 1.00 of 4 cores busy", "openmp-parallel-for",
+                                      0.75)})}};
   agent->notify({s});
   auto next = agent->propose(1);
   ASSERT_EQ(next.size(), 1u);
@@ -696,9 +701,7 @@ TEST(GuidedKernelAgent, SearchesANumericKnobLikeALineSearch) {
       [](const KnobValues &k) {
         return 1 + std::abs(std::log2(std::stod(k.at("TILE"))) - 8) * (k.at("flags") == "-O3" ? 0.9 : 1);
       },
-      json::array({{{"rule", "kernel-cache-misses"},
-                    {"evidence", "k.c:20 misses L1 on 30% of its references"},
-                    {"transformations", json::array({"loop-tiling"})}}}));
+      json::array({finding("kernel-cache-misses", "k.c:20 misses L1 on 30% of its references", "loop-tiling")}));
   EXPECT_DOUBLE_EQ(best, 10.0); // TILE 256 found
   // 32 measured worse than 64, so 16 and 8 (further that way) are never proposed; 512 measured
   // worse than 256, so 1024 is not either.
@@ -721,14 +724,8 @@ TEST(GuidedKernelAgent, AValueThatImprovedNothingTwiceIsNotProposedAgain) {
       [](const KnobValues &k) {
         return (1 + std::abs(std::log2(std::stod(k.at("TILE"))) - 9)) * (k.at("OMP_NUM_THREADS").empty() ? 1 : 1.05);
       },
-      json::array({{{"rule", "kernel-serial"},
-                    {"evidence", "the program keeps 1.00 of 2 cores busy (50%)"},
-                    {"transformations", json::array({"openmp-parallel-for"})},
-                    {"subject", {{"share", 0.5}}}},
-                   {{"rule", "kernel-cache-misses"},
-                    {"evidence", "k.c:20 misses L1 on 30% of its references"},
-                    {"transformations", json::array({"loop-tiling"})},
-                    {"subject", {{"share", 0.3}}}}}));
+      json::array({finding("kernel-serial", "the program keeps 1.00 of 2 cores busy (50%)", "openmp-parallel-for", 0.5),
+                   finding("kernel-cache-misses", "k.c:20 misses L1 on 30% of its references", "loop-tiling", 0.3)}));
   EXPECT_DOUBLE_EQ(best, 10.0); // TILE 512 found through three improvements
   std::map<std::string, int> threadEdits;
   for (const auto &p : proposals)

@@ -255,4 +255,19 @@ TEST(OmpSchedules, ClausesOfPragmaLinesAsWritten) {
   for (const char *bad : {"#pragma omp for schedule(", "#pragma omp for schedule(dynamic", "#pragma omp \\", "",
                           "#pragma omp for schedule()", "#pragma"})
     EXPECT_TRUE(findOmpSchedules("k.c", bad).empty()) << bad;
+  // Hostile sizes stay linear: a directive continued over 200000 lines, a 2 MB line of "schedule"
+  // words with no clause, a clause whose chunk never closes.
+  std::string continued = "#pragma omp parallel for \\\n";
+  for (int i = 0; i < 200000; ++i)
+    continued += " private(x) \\\n";
+  continued += " schedule(static, 4)\n";
+  auto far = findOmpSchedules("k.c", continued);
+  ASSERT_EQ(far.size(), 1u);
+  EXPECT_EQ(far[0].line, 1);
+  EXPECT_EQ(far[0].chunk, "4");
+  std::string words = "#pragma omp for";
+  for (int i = 0; i < 200000; ++i)
+    words += " schedule_";
+  EXPECT_TRUE(findOmpSchedules("k.c", words + "\n" + "#pragma omp for schedule(dynamic, " +
+                                          std::string(1 << 20, '7')).empty());
 }
