@@ -570,7 +570,7 @@ Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
   return out;
 }
 
-// ---- JSON --------------------------------------------------------------------------------
+// ---- OpenMP schedule clauses -------------------------------------------------------------
 
 namespace {
 /// `text` from `at` past blanks, then `word` (a name: not followed by an identifier character).
@@ -634,6 +634,8 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
   }
   return out;
 }
+
+// ---- JSON --------------------------------------------------------------------------------
 
 nlohmann::json toJson(const KernelProfile &p) {
   using nlohmann::json;
