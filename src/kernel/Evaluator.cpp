@@ -154,6 +154,39 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
   return result;
 }
 
+double KernelEvaluator::referenceSeconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (baseline_ <= 0 || referenceTimes_.empty())
+    return baseline_;
+  std::vector<double> last(referenceTimes_.end() - std::min<ptrdiff_t>(3, referenceTimes_.size()),
+                           referenceTimes_.end());
+  std::sort(last.begin(), last.end());
+  return last.size() % 2 ? last[last.size() / 2] : 0.5 * (last[last.size() / 2 - 1] + last[last.size() / 2]);
+}
+
+double KernelEvaluator::referenceForScoring() {
+  int every = manifest_.timing.referenceEvery;
+  bool again;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    again = baseline_ > 0 && every > 0 && !referenceExe_.empty() && ++sinceReference_ > every;
+    if (again)
+      sinceReference_ = 1; // this candidate is the first timed since
+  }
+  if (again) {
+    auto t = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string());
+    if (t) { // a reference that fails to time now keeps the scale it had; the candidate's own timing decides
+      std::lock_guard<std::mutex> lock(mutex_);
+      referenceTimes_.push_back(t->median);
+      if (manifest_.timing.mode == "region") {
+        refRegionS_ = t->median;
+        refProcessS_ = t->processMedian;
+      }
+    }
+  }
+  return referenceSeconds();
+}
+
 EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&](EvalResult r) {
@@ -172,6 +205,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                         tail(b.log, 8000)));
   if (auto bad = validate(*variant, b.exe, dir, seeds_))
     return done(*bad);
+  double reference = referenceForScoring(); // re-timed first, when due: side by side with this candidate
   auto timing = time(*variant, b.exe, dir);
   if (!timing)
     return done(failure(EvalStatus::RunFailed, timing.error().message));
@@ -200,7 +234,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
       timing = again;
     }
   }
-  double score = baseline_ > 0 ? baseline_ / timing->median : 1.0 / timing->median;
+  auto scoreOf = [&](const Timing &t) { return reference > 0 ? reference / t.median : 1.0 / t.median; };
+  double score = scoreOf(*timing);
 
   // A speedup too good to be true is checked again on inputs it has not seen.
   double best;
@@ -220,7 +255,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     if (!again)
       return done(failure(EvalStatus::RunFailed, "re-measuring: " + again.error().message));
     timing = again;
-    score = baseline_ > 0 ? baseline_ / timing->median : 1.0 / timing->median;
+    score = scoreOf(*timing);
     rechecked = true;
   }
 
@@ -234,6 +269,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                {"repeats", static_cast<double>(timing->samples.size())},
                {"converged", timing->converged ? 1.0 : 0.0},
                {"build_s", b.seconds},
+               {"reference_s", reference},
                {"rechecked", rechecked ? 1.0 : 0.0}};
   r.rawOutput = fmt::format("validated on {} seeded inputs ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
                             "+-{:.2g} s{}",

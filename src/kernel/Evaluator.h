@@ -13,6 +13,11 @@
 //   - hone times the whole process (or checks a reported region against it),
 //     each timed run on an input of its own that validation never uses, so a
 //     program that keeps results across runs gains nothing.
+// A shared machine drifts over a run, so the reference is timed again every
+// few candidates (`[timing] reference_every`), just before a candidate, and a
+// score is the median of the reference's last three timings over the
+// candidate's median: one lucky or unlucky timing of the reference at the
+// start does not set the scale of the whole run.
 #pragma once
 
 #include "engine/Engine.h"
@@ -54,8 +59,15 @@ public:
   void setBaseline(double seconds) {
     std::lock_guard<std::mutex> lock(mutex_);
     baseline_ = seconds;
+    referenceTimes_.clear();
+    if (seconds > 0)
+      referenceTimes_.push_back(seconds);
+    sinceReference_ = 0;
     bestScore_ = 0; // scores change scale: the next result is the first of the run proper
   }
+  /// The reference's seconds a score is relative to now: the median of its last three timings
+  /// (the baseline, then each re-timing); 0 without a baseline.
+  double referenceSeconds() const;
   engine::EvalResult evaluate(const engine::Candidate &candidate);
 
   /// Validates a built program on `seeds`; the failure as a result (status and error), or nullopt.
@@ -66,6 +78,9 @@ public:
 
 private:
   std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
+  /// Before a candidate is timed: times the reference again when `reference_every` candidates have
+  /// been timed since it last was; the seconds to score against (0: raw scores).
+  double referenceForScoring();
 
   Manifest manifest_;
   EvaluatorSettings settings_;
@@ -75,8 +90,10 @@ private:
   std::map<uint64_t, std::vector<double>> refOutputs_;
   double baseline_ = 0;
   double refRegionS_ = 0, refProcessS_ = 0; // region mode: the reference's medians (the timer check)
+  std::vector<double> referenceTimes_; // the baseline, then each re-timing of the reference (medians)
+  int sinceReference_ = 0;             // candidates timed since the reference last was
   double bestScore_ = 0;
-  std::mutex mutex_;  // reference outputs, best score
+  mutable std::mutex mutex_; // reference outputs and times, best score
   std::mutex timing_; // one timed run at a time: parallel timing would measure the contention
 };
 

@@ -66,6 +66,7 @@ struct TimingSpec {
   int minRepeats = 3;
   int maxRepeats = 15;
   double targetCi = 0.02; // stop repeating when the 95% CI half-width / median is below this
+  int referenceEvery = 5;  // in a run: time the reference again every this many timed candidates (0: never)
 };
 
 struct Manifest {

@@ -3,7 +3,8 @@
 // guard catches what it is for -- a wrong result (an unroll remainder bug),
 // outputs that ignore the input, an edited timer, a crash, a timeout, a
 // build failure, and a speedup too good to be true that holds only on the
-// seeds it was shown.
+// seeds it was shown. A machine that slows down during a run does not
+// leave every later score on the scale of the reference's first timing.
 #include "kernel/Evaluator.h"
 
 #include "TestUtil.h"
@@ -41,6 +42,14 @@ const char *kProgram = R"(#include <stdio.h>
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 int main(int argc, char **argv) {
   unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+  const char *drift = getenv("HONE_TEST_DRIFT"); /* a file with the seconds each run waits: a machine slowing down */
+  if (drift) {
+    FILE *f = fopen(drift, "r");
+    double d = 0;
+    if (f) { if (fscanf(f, "%lf", &d) != 1) d = 0; fclose(f); }
+    struct timespec w = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    nanosleep(&w, 0);
+  }
 #if MODE == 1 /* ignores its input */
   printf("1\n2\n");
   return 0;
@@ -152,6 +161,48 @@ TEST(KernelEvaluator, ACorrectVariantIsValidatedAndTimed) {
   for (uint64_t seed : ev.seeds())
     EXPECT_EQ(r.rawOutput.find(std::to_string(seed)), std::string::npos) << r.rawOutput;
   EXPECT_EQ(r.profile["validation"]["seeds"].size(), ev.seeds().size());
+}
+
+TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
+  Project p;
+  fs::path wait = p.dir / "wait";
+  ::setenv("HONE_TEST_DRIFT", wait.c_str(), 1);
+  struct Unset {
+    ~Unset() { ::unsetenv("HONE_TEST_DRIFT"); }
+  } unset;
+  // The reference is timed on a quick machine, which then slows down by 0.1 s a run; the candidates
+  // are the reference's own code (other unroll factors of a loop that is a small part of the time).
+  auto run = [&](int every, size_t candidates) {
+    Manifest m = p.manifest;
+    m.timing.referenceEvery = every;
+    EvaluatorSettings s = p.settings();
+    s.workdir += std::to_string(every);
+    KernelEvaluator ev(m, s);
+    EXPECT_TRUE(ev.prepare());
+    std::ofstream(wait) << "0.01";
+    auto ref = ev.evaluate(p.variant("1", "0"));
+    EXPECT_TRUE(ref.ok()) << ref.error;
+    ev.setBaseline(ref.metrics.at("time_s"));
+    std::ofstream(wait) << "0.11";
+    std::vector<hone::engine::EvalResult> out;
+    for (const char *unroll : {"2", "4", "1"})
+      if (out.size() < candidates)
+        out.push_back(ev.evaluate(p.variant(unroll, "0")));
+    return std::make_pair(ref.metrics.at("time_s"), out);
+  };
+  auto [first, fixed] = run(0, 1);
+  ASSERT_TRUE(fixed.back().ok()) << fixed.back().error;
+  EXPECT_LT(fixed.back().score, 0.6); // never re-timed: every score is on the quick machine's scale
+  EXPECT_DOUBLE_EQ(fixed.back().metrics.at("reference_s"), first);
+  auto [start, drifting] = run(1, 3);
+  ASSERT_EQ(drifting.size(), 3u);
+  for (const auto &r : drifting)
+    ASSERT_TRUE(r.ok()) << r.error;
+  // Re-timed before every candidate but the first (timed right after it): after two re-timings the
+  // median of its last three timings is a slow one.
+  EXPECT_GT(drifting.back().metrics.at("reference_s"), start + 0.07);
+  EXPECT_GT(drifting.back().score, 0.75);
+  EXPECT_LT(drifting.back().score, 1.33);
 }
 
 TEST(KernelEvaluator, AKnobValueThatBreaksTheResultIsRejected) {
@@ -271,6 +322,14 @@ TEST(KernelEvaluator, BinaryOutputFilesAreReadRemovedAndCompared) {
 #endif
 int main(int argc, char **argv) {
   unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+  const char *drift = getenv("HONE_TEST_DRIFT"); /* a file with the seconds each run waits: a machine slowing down */
+  if (drift) {
+    FILE *f = fopen(drift, "r");
+    double d = 0;
+    if (f) { if (fscanf(f, "%lf", &d) != 1) d = 0; fclose(f); }
+    struct timespec w = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    nanosleep(&w, 0);
+  }
   float v[64];
   for (int i = 0; i < 64; ++i) v[i] = (float)((i + seed) % 9) * (SCALE == 3 ? 1.5f : 1.0f);
 #if WRITE

@@ -115,6 +115,13 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   EXPECT_NE(e.find("needs at least one file"), std::string::npos) << e;
   e = errorOf(replace("[run]", "[run]\ntimeout_s = -1"));
   EXPECT_NE(e.find("timeout_s"), std::string::npos) << e;
+  e = errorOf(replace("[run]", "[timing]\nreference_every = -2\n\n[run]"));
+  EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: must be between 0 (never) and 1000"), std::string::npos)
+      << e;
+  auto every = parseManifest("hone.toml", replace("[run]", "[timing]\nreference_every = 0\n\n[run]"));
+  ASSERT_TRUE(every) << every.error().message;
+  EXPECT_EQ(every->timing.referenceEvery, 0);
+  EXPECT_EQ(manifest().timing.referenceEvery, 5); // the default
   e = errorOf("[project\n");
   EXPECT_NE(e.find("hone.toml:1:"), std::string::npos) << e;
   auto ranged = parseManifest("hone.toml", replace("values = [8, 16, 32]", "range = { from = 4, to = 64, factor = 2 }"));
