@@ -617,6 +617,17 @@ private:
     return name;
   }
 
+  /// Whether two region arguments name the same data: the same partition, a partition and the
+  /// one an aliased partition covers (a ghost view of shared pieces), or a whole region and a
+  /// partition of it. Two disjoint partitions of one region do not.
+  bool sameData(const std::string &a, const std::string &b) const {
+    auto covers = [&](const std::string &x, const std::string &y) {
+      const model::Partition *p = app_.partition(x);
+      return p && p->covers == y;
+    };
+    return a == b || covers(a, b) || covers(b, a) || a == rootOf(b) || b == rootOf(a);
+  }
+
   /// The current placement pattern of a task's launches, if an edit set one.
   bool placedWith(const Param &p, const std::string &pattern) const {
     const Edit *have = best_.find((p.kind == ParamKind::SinglePlacement ? "SingleTaskMap " : "IndexTaskMap ") + p.task);
@@ -728,6 +739,10 @@ private:
                 edits.push_back(std::move(e));
               }
     }
+    if (kind == BottleneckKind::Processor && share < 0.95)
+      stageThroughHost(detail, edits);
+    if (kind == BottleneckKind::Runtime || kind == BottleneckKind::Channel)
+      writeWhereRead(share * elapsed, detail, edits);
     if (kind == BottleneckKind::Processor && share < 0.95) {
       // Processors wait: more instances in flight per processor overlap copies with work.
       for (const auto &t : app_.tasks) {
@@ -811,6 +826,134 @@ private:
         edits.push_back(std::move(e));
       }
       return; // the busiest such launch only
+    }
+  }
+
+  /// Processors wait while the busiest leaf's inputs move between them: let the (untimed) launch
+  /// that writes one of those inputs run on another processor kind, in a memory of that kind the
+  /// leaf's kind cannot reach, so that its copies to the leaf take that memory's links instead of
+  /// the links between the leaf's processors, which carry the other inputs. One change alone fails
+  /// or does nothing -- the processor kind, a memory that kind reaches for each region the launch
+  /// writes, and a placement in that kind's machine space (where the start places the launch with a
+  /// function of its own) -- so they are one candidate, derived from the space's constraints: which
+  /// kinds the launch has variants for and which memories each kind reaches.
+  void stageThroughHost(const std::string &detail, std::vector<Edit> &edits) const {
+    if (support::numberOf(bestProfile_, "bytes_copied") <= 0)
+      return; // nothing moves: the wait is not for data
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      if (!t || t->inner() || !statOf(task))
+        continue;
+      ProcKind k = kindOf(task);
+      std::vector<std::string> own = space_.memoryKinds(k);
+      std::vector<Edit> staged;
+      for (const auto &producer : app_.tasks) {
+        const Param *proc = param(producer.name + ".processor");
+        if (producer.name == task || producer.inner() || statOf(producer.name) || !proc || kindOf(producer.name) != k)
+          continue;
+        std::set<std::string> fed; // roots of the leaf's inputs this launch writes
+        for (const auto &parg : producer.args)
+          for (const auto &arg : t->args)
+            if (sameData(parg.region, arg.region) && parg.privilege != model::Privilege::Read)
+              fed.insert(rootOf(arg.region));
+        if (fed.empty())
+          continue;
+        for (const auto &order : proc->values) {
+          auto other = support::parseProcKind(order.substr(0, order.find(',')));
+          if (!other || *other == k)
+            continue;
+          std::vector<std::string> reach = space_.memoryKinds(*other);
+          auto reachable = [&](const std::string &list) { // every kind of a "FBMEM,ZCMEM" priority list
+            for (size_t at = 0; at <= list.size();) {
+              size_t end = std::min(list.find(',', at), list.size());
+              if (std::find(reach.begin(), reach.end(), list.substr(at, end - at)) == reach.end())
+                return false;
+              at = end + 1;
+            }
+            return true;
+          };
+          Edit e{"Task " + producer.name, fmt::format("Task {} {};", producer.name, order), "", {}};
+          bool complete = true;
+          std::vector<std::string> where;
+          for (const auto &region : regionsOf(producer)) {
+            // A memory the leaf's kind cannot reach first (its data must travel the host's links).
+            std::string pick;
+            for (const auto &list : memoryLists(producer.name, region))
+              if (reachable(list) && pick.empty() &&
+                  std::find(own.begin(), own.end(), list.substr(0, list.find(','))) == own.end())
+                pick = list;
+            if (pick.empty()) {
+              complete = false;
+              break;
+            }
+            e.with.push_back(regionEdit(producer.name, region, *other, pick, "(with the processor change above)"));
+            where.push_back(fmt::format("{} in {}", region, pick));
+          }
+          if (!complete)
+            continue;
+          if (const Param *p = param(producer.name + ".placement"); p && startMaps(producer.name, *other, false))
+            e.with.push_back(placementEdit(*p, "default", *other, "(the start places it on another kind)"));
+          e.rationale = fmt::format("run {} (which writes {}, read by {}) on {} with {}, so that {}'s copies of it "
+                                    "take the links of {} instead of those between the {}s, which carry its other "
+                                    "inputs -- {}",
+                                    producer.name, fmt::join(fed, ", "), task, support::toString(*other),
+                                    fmt::join(where, ", "), task, where.size() == 1 ? "that memory" : "those memories",
+                                    support::toString(k), detail);
+          staged.push_back(std::move(e));
+          break; // the first other kind in the space's order
+        }
+      }
+      // What it saves is not priced by the profile (which copies wait on which link): after what the
+      // evidence prices and after placing the leaf with its producers (which removes copies rather
+      // than moving them), before spreading launches at random.
+      for (auto &e : staged) {
+        e.gain = 1.5e-9 * stat(task, "busy_s");
+        edits.push_back(std::move(e));
+      }
+      return; // the busiest leaf only
+    }
+  }
+
+  /// A timed task reads an argument in place from a memory every processor of the node reaches
+  /// (zero-copy) while the (untimed) launch that writes the data leaves it in another memory its
+  /// processor reaches: every instance the task reads is copied over first. Writing the data where
+  /// it is read saves those copies (and the runtime's work to issue them).
+  void writeWhereRead(double cost, const std::string &detail, std::vector<Edit> &edits) const {
+    std::set<std::string> seen;
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      if (!t || t->inner() || !statOf(task))
+        continue;
+      std::vector<std::string> sharedMems = sharedKinds(task);
+      for (const auto &arg : t->args) {
+        std::string now = memoryOf(task, arg.region);
+        if (arg.privilege != model::Privilege::Read && arg.privilege != model::Privilege::ReadWrite)
+          continue;
+        if (now.empty() || std::find(sharedMems.begin(), sharedMems.end(), now) == sharedMems.end())
+          continue;
+        for (const auto &producer : app_.tasks) {
+          if (producer.name == task || producer.inner() || statOf(producer.name))
+            continue;
+          ProcKind pk = kindOf(producer.name);
+          for (const auto &parg : producer.args) {
+            if (!sameData(parg.region, arg.region) || parg.privilege == model::Privilege::Read ||
+                !seen.insert(producer.name + "|" + parg.region).second)
+              continue;
+            for (const auto &list : memoryLists(producer.name, parg.region)) {
+              if (list.substr(0, list.find(',')) != now)
+                continue;
+              std::string as = arg.region == parg.region ? "" : fmt::format(" (as {})", arg.region);
+              Edit e = regionEdit(producer.name, parg.region, pk, list,
+                                  fmt::format("write {} of {} in {}, where {} reads it{} in place, instead of "
+                                              "copying it there first -- {}",
+                                              parg.region, producer.name, list, task, as, detail));
+              e.gain = 1e-3 * cost;
+              edits.push_back(std::move(e));
+              break; // the first list that starts with it (its fallback: the space's order)
+            }
+          }
+        }
+      }
     }
   }
 

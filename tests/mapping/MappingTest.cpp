@@ -572,6 +572,71 @@ TEST(Agents, GuidedPlacesALaunchTogetherWithTheLaunchesThatWriteItsInputs) {
   EXPECT_DOUBLE_EQ(o.progress.bestScore, bestTogether);
 }
 
+// Summa's leaves read A, B and C, each written by a launch on the GPUs and copied between them over
+// NVLink while the GPUs wait. Producing one input on the CPU in system memory sends its copies over
+// PCIe instead; that needs a processor, a memory and a placement change together (the start places
+// the launch with a GPU function), which the agent derives from the space and proposes as one.
+TEST(Agents, GuidedProducesAnInputOnTheHostAsOneCandidate) {
+  Harness h("summa");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("summa"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  const engine::Step *staged = nullptr;
+  double before = 0;
+  for (const auto &s : o.steps) {
+    if (s.candidate.rationale.find("on CPU with") != std::string::npos &&
+        s.candidate.rationale.find("instead of those between the GPUs") != std::string::npos) {
+      staged = &s;
+      break;
+    }
+    if (s.result.ok())
+      before = std::max(before, s.result.score);
+  }
+  ASSERT_NE(staged, nullptr);
+  ASSERT_TRUE(staged->result.ok()) << staged->result.error;
+  EXPECT_GT(staged->result.score, before * 1.03) << staged->candidate.rationale;
+  EXPECT_DOUBLE_EQ(o.progress.bestScore, staged->result.score);
+  // One candidate, three statements for the producing launch, and a mapper the checker accepts.
+  auto c = hone::test::checkText(staged->candidate.artifact, "candidate.map");
+  ASSERT_TRUE(c.ok()) << hone::test::diagText(c);
+  std::string producer = staged->candidate.rationale.substr(4, staged->candidate.rationale.find(' ', 4) - 4);
+  const std::string &text = staged->candidate.artifact;
+  EXPECT_NE(text.find("Task " + producer + " CPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("Region " + producer + " "), std::string::npos) << text;
+  EXPECT_NE(text.find(" CPU SYSMEM;"), std::string::npos) << text;
+  bool placedOnCpu = false;
+  for (const auto &stmt : c.program.stmts)
+    if (auto m = stmt.as<dsl::TaskMapStmt>(); m && m->function.text.find("_CPU") != std::string::npos)
+      for (const auto &n : m->tasks.names)
+        placedOnCpu = placedOnCpu || n.text == producer;
+  EXPECT_TRUE(placedOnCpu) << text;
+}
+
+// Circuit's leaves read the shared nodes in place from zero-copy memory, but the launch that
+// initialises them writes them in system memory, so each is copied over first: writing them in
+// zero-copy memory saves the copies.
+TEST(Agents, GuidedWritesDataWhereItIsReadInPlace) {
+  Harness h("circuit");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("circuit"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  const engine::Step *bestBefore = nullptr, *written = nullptr;
+  for (const auto &s : o.steps) {
+    if (s.candidate.rationale.rfind("write rp_shared of init_piece in ZCMEM", 0) == 0) {
+      written = &s;
+      break;
+    }
+    if (s.result.ok() && (!bestBefore || s.result.score > bestBefore->result.score))
+      bestBefore = &s;
+  }
+  ASSERT_NE(written, nullptr);
+  ASSERT_NE(bestBefore, nullptr);
+  ASSERT_TRUE(written->result.ok()) << written->result.error;
+  EXPECT_NE(written->candidate.rationale.find("calculate_new_currents reads it (as rp_ghost) in place"),
+            std::string::npos)
+      << written->candidate.rationale;
+  EXPECT_LT(written->result.profile.value("copies", 0), bestBefore->result.profile.value("copies", 0));
+  EXPECT_GT(written->result.score, bestBefore->result.score);
+}
+
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
   // Solomonik's expert keeps its GPUs busy 93% of the time. The evidence (task_4 is busy longest)
   // suggests reading the leaf's inputs in place from zero-copy memory, which starves the GEMM (it
