@@ -452,12 +452,10 @@ std::optional<support::SubprocessResult> resultIn(const fs::path &folder, const 
   support::SubprocessResult r;
   r.started = true;
   r.seconds = std::max(0.0, end - start);
-  auto output = support::readFile((folder / "output").string());
+  bool cut = false; // only the tail is read: a job's output may be larger than memory should hold
+  auto output = support::readFileTail((folder / "output").string(), o.outputLimitBytes, &cut);
   r.output = output ? *output : std::string();
-  if (r.output.size() > o.outputLimitBytes) {
-    r.output = r.output.substr(r.output.size() - o.outputLimitBytes);
-    r.outputTruncated = true;
-  }
+  r.outputTruncated = output && cut;
   // `timeout` exits 124 (137 after the KILL) when the limit ends the command.
   if (o.timeoutS > 0 && (rc == 124 || rc == 137) && r.seconds >= 0.98 * o.timeoutS)
     r.timedOut = true;
@@ -475,7 +473,7 @@ support::SubprocessResult notRun(std::string error) {
 }
 
 std::string tailOf(const fs::path &file) {
-  auto text = support::readFile(file.string());
+  auto text = support::readFileTail(file.string(), 64 * 1024);
   return text ? support::telltaleLine(*text) : std::string();
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,27 @@ Expected<std::string> readFile(const std::string &path) {
   if (in.bad())
     return Error{"read error"};
   return text.str();
+}
+
+Expected<std::string> readFileTail(const std::string &path, size_t maxBytes, bool *truncated) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    return Error{"not a regular file"};
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Error{std::strerror(errno)};
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  bool cut = size > 0 && static_cast<uint64_t>(size) > maxBytes;
+  in.seekg(cut ? size - static_cast<std::streamoff>(maxBytes) : 0, std::ios::beg);
+  std::string text(cut ? maxBytes : static_cast<size_t>(std::max<std::streamoff>(size, 0)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad())
+    return Error{"read error"};
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (truncated)
+    *truncated = cut;
+  return text;
 }
 
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error) {

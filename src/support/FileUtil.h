@@ -12,6 +12,9 @@ namespace hone::support {
 
 /// Reads a whole file; the error message is the reason ("No such file or directory").
 Expected<std::string> readFile(const std::string &path);
+/// Reads at most the last `maxBytes` of a file (a program's output may be larger than memory should
+/// hold); `*truncated` (when given) says whether anything before them was left out.
+Expected<std::string> readFileTail(const std::string &path, size_t maxBytes, bool *truncated = nullptr);
 
 /// Writes `text` to `path` atomically; a missing folder is created. A link is followed to the file it
 /// names; a target that is not a regular file (a device, a folder) is refused. The file keeps its

@@ -80,5 +80,29 @@ TEST_F(AtomicWrite, AMissingFolderIsCreatedOrTheReasonGiven) {
   EXPECT_NE(why.find("cannot create the folder"), std::string::npos) << why;
 }
 
+
+// A job's output can be larger than memory should hold: only its tail is read.
+TEST_F(AtomicWrite, ATailIsReadWithoutTheRestAndSaysWhatWasLeftOut) {
+  fs::path f = dir / "output";
+  std::string text = std::string(5000, 'a') + "the end\n";
+  ASSERT_TRUE(writeFileAtomically(f.string(), text, nullptr));
+  bool cut = false;
+  auto tail = readFileTail(f.string(), 8, &cut);
+  ASSERT_TRUE(tail) << tail.error().message;
+  EXPECT_EQ(*tail, "the end\n");
+  EXPECT_TRUE(cut);
+  tail = readFileTail(f.string(), 1 << 20, &cut);
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(*tail, text);
+  EXPECT_FALSE(cut);
+  ASSERT_TRUE(writeFileAtomically((dir / "empty").string(), "", nullptr));
+  tail = readFileTail((dir / "empty").string(), 8, &cut);
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(*tail, "");
+  EXPECT_FALSE(cut);
+  EXPECT_FALSE(readFileTail((dir / "missing").string(), 8));
+  EXPECT_FALSE(readFileTail(dir.string(), 8)); // a folder
+}
+
 } // namespace
 } // namespace hone::support
