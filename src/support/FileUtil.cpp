@@ -17,13 +17,26 @@
 
 namespace hone::support {
 
-Expected<std::string> readFile(const std::string &path) {
+namespace {
+
+/// A file opened for reading; a folder or a device is refused.
+Expected<std::ifstream> openToRead(const std::string &path) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     return Error{"not a regular file"};
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return Error{std::strerror(errno)};
+  return Expected<std::ifstream>(std::move(in));
+}
+
+} // namespace
+
+Expected<std::string> readFile(const std::string &path) {
+  auto opened = openToRead(path);
+  if (!opened)
+    return opened.error();
+  std::ifstream &in = *opened;
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad())
@@ -32,12 +45,10 @@ Expected<std::string> readFile(const std::string &path) {
 }
 
 Expected<std::string> readFileTail(const std::string &path, size_t maxBytes, bool *truncated) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    return Error{"not a regular file"};
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Error{std::strerror(errno)};
+  auto opened = openToRead(path);
+  if (!opened)
+    return opened.error();
+  std::ifstream &in = *opened;
   in.seekg(0, std::ios::end);
   std::streamoff size = in.tellg();
   bool cut = size > 0 && static_cast<uint64_t>(size) > maxBytes;

@@ -322,14 +322,6 @@ TEST(KernelEvaluator, BinaryOutputFilesAreReadRemovedAndCompared) {
 #endif
 int main(int argc, char **argv) {
   unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
-  const char *drift = getenv("HONE_TEST_DRIFT"); /* a file with the seconds each run waits: a machine slowing down */
-  if (drift) {
-    FILE *f = fopen(drift, "r");
-    double d = 0;
-    if (f) { if (fscanf(f, "%lf", &d) != 1) d = 0; fclose(f); }
-    struct timespec w = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-    nanosleep(&w, 0);
-  }
   float v[64];
   for (int i = 0; i < 64; ++i) v[i] = (float)((i + seed) % 9) * (SCALE == 3 ? 1.5f : 1.0f);
 #if WRITE
