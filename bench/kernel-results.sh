@@ -46,11 +46,13 @@ for k in $kernels_to_run; do
 done
 # The best of many noisy measurements is biased upward (more evaluations, more luck): each run's
 # best variant is measured again against the unmodified program, interleaved, so the table's main
-# numbers compare agents side by side on equal terms.
+# numbers compare agents side by side on equal terms. Two runs whose best is the same variant share
+# one measurement (measured twice it would differ by the machine's noise alone).
 python3 - "$DB" "$HONE" "$OUT" <<'PY'
 import json, re, sqlite3, subprocess, sys
 db, hone, out = sys.argv[1:4]
 c = sqlite3.connect(db)
+measured = {}
 for rid, app, config in c.execute("SELECT id, app, config FROM runs ORDER BY id").fetchall():
     cfg = json.loads(config)
     row = c.execute("SELECT c.artifact FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
@@ -58,15 +60,20 @@ for rid, app, config in c.execute("SELECT id, app, config FROM runs ORDER BY id"
     result = {"speedup": 0.0, "ci95": 0.0}
     if row:
         knobs = [f"{m.group(1)}={m.group(2)}" for m in re.finditer(r"^\s*([A-Za-z_]\w*)\s*=\s*['\"](.*)['\"]\s*$", row[0], re.M)]
-        args = [hone, "kernel", "measure", cfg["options"]["project"], "--rounds", "5", "--json"]
-        for k in knobs:
-            args += ["--knob", k]
-        p = subprocess.run(args, capture_output=True, text=True)
-        if p.returncode == 0:
-            m = json.loads(p.stdout)
-            result = {"speedup": m["speedup"]["median"], "ci95": m["speedup"]["ci95"]}
+        key = (cfg["options"]["project"], tuple(sorted(knobs)))
+        if key in measured:
+            result = dict(measured[key], shared_with=measured[key]["run"])
         else:
-            result["error"] = p.stderr.strip()[:300]
+            args = [hone, "kernel", "measure", cfg["options"]["project"], "--rounds", "5", "--json"]
+            for k in knobs:
+                args += ["--knob", k]
+            p = subprocess.run(args, capture_output=True, text=True)
+            if p.returncode == 0:
+                m = json.loads(p.stdout)
+                result = {"speedup": m["speedup"]["median"], "ci95": m["speedup"]["ci95"]}
+            else:
+                result["error"] = p.stderr.strip()[:300]
+            measured[key] = dict(result, run=rid)
     json.dump(result, open(f"{out}/remeasured-{rid}.json", "w"))
     print(f"re-measured run {rid} ({app}): {result}", file=sys.stderr)
 PY
@@ -120,9 +127,10 @@ if within:
     summary.append(f"- guided@{small} within 10% of ensemble@{large}: {len(ok)} of {len(within)} kernels"
                    + ("" if len(ok) == len(within) else " (not on: " + ", ".join(f"{a} {r:.2f}" for a, r in within if r < 0.9) + ")") + ".")
 summary.append(f"- The agents' columns: each run's best variant measured again against the unmodified program at -O2, "
-               f"interleaved over 5 rounds (`hone kernel measure`), median speedup ± its 95% CI over rounds. In-run best: the "
-               f"best score during the run (the reference measured at the run's start; the best of many noisy measurements, "
-               f"so biased upward, the more so the more evaluations). Variants are validated against the unmodified program "
+               f"interleaved over 5 rounds (`hone kernel measure`), median speedup ± its 95% CI over rounds (runs whose best "
+               f"is the same variant share one measurement). In-run best: the "
+               f"best score during the run (against the reference timed at the run's start and again every few candidates; "
+               f"the best of many noisy measurements, so biased upward, the more so the more evaluations). Variants are validated against the unmodified program "
                f"on three seeded inputs; {elapsed} s for this invocation.")
 text = "\n".join(lines + [""] + summary) + "\n"
 print(text)

@@ -140,8 +140,9 @@ support::Expected<std::string> initManifest(const std::string &program, const st
     << "source = \"stdout\"\ntolerance = \"rel\"\nrtol = " << (language == "cuda" ? "1e-4" : "1e-8")
     << "\natol = " << (language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
   o << "[timing]\n# hone times the whole process: warm-up, then repeats until the 95% confidence interval\n"
-       "# is within target_ci of the median, or max_repeats.\n"
-    << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\n";
+       "# is within target_ci of the median, or max_repeats. In a tuning run the unmodified program is\n"
+       "# timed again every reference_every candidates (a shared machine drifts).\n"
+    << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\n";
   auto params = findParameters(source);
   std::vector<std::string> sizes;
   for (const auto &prm : params)
