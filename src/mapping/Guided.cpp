@@ -49,6 +49,28 @@ struct Edit {
     return out;
   }
   bool removes() const { return statement.empty(); }
+  /// The families a single edit belongs to: the same change for any task ("Region * R GPU FBMEM;",
+  /// "IndexTaskMap * f;") and, for a region, the same memory for any region of the task. A family
+  /// whose members made the best worse twice is not tried again.
+  std::vector<std::string> families() const {
+    std::vector<std::string> words;
+    for (size_t at = 0; at < key.size();) {
+      size_t end = std::min(key.find(' ', at), key.size());
+      words.push_back(key.substr(at, end - at));
+      at = end + 1;
+    }
+    if (!with.empty() || removes() || words.size() < 2)
+      return {};
+    std::vector<std::string> out;
+    size_t afterTask = statement.find(words[1]) + words[1].size();
+    out.push_back(statement.substr(0, statement.find(words[1])) + "*" + statement.substr(afterTask));
+    if (words[0] == "Region" && words.size() >= 3) {
+      size_t region = statement.find(" " + words[2] + " ", afterTask);
+      if (region != std::string::npos)
+        out.push_back(statement.substr(0, region) + " * " + statement.substr(region + words[2].size() + 2));
+    }
+    return out;
+  }
 };
 
 struct Version {
@@ -127,6 +149,8 @@ public:
         break;
       auto [version, edit] = std::move(queue_.front());
       queue_.pop_front();
+      if (struckOut(edit))
+        continue;
       Candidate c = Candidate::make(render(version), bestHash_, edit.rationale);
       if (!proposed_.insert(c.hash).second)
         continue;
@@ -155,8 +179,12 @@ public:
         refilled_ = false;
         continue;
       }
-      if (edit)
+      if (edit) {
         tried_.insert(edit->id());
+        if (haveBest_ && (!s.result.ok() || s.result.score < bestScore_))
+          for (const auto &f : edit->families())
+            ++worse_[f];
+      }
       if (!s.result.ok()) {
         // Read the failure: a fix applied to the failed version goes first.
         std::string evidence = s.result.error + "\n" + s.result.rawOutput;
@@ -181,6 +209,15 @@ public:
 
 private:
   static std::string firstLine(const std::string &s) { return s.substr(0, s.find('\n')); }
+
+  /// Whether the same change made the best worse twice elsewhere (pennant: one region moved to the
+  /// framebuffer for task after task, each a loss): then it is not tried for yet another task.
+  bool struckOut(const Edit &e) const {
+    for (const auto &f : e.families())
+      if (auto it = worse_.find(f); it != worse_.end() && it->second >= 2)
+        return true;
+    return false;
+  }
 
   // The edits go above the starting mapper: the first statement for a task or
   // region wins (as in the reference implementation), so they take precedence
@@ -520,6 +557,9 @@ private:
     for (auto &e : edits) {
       if (tried_.count(e.id()) || settled_.count(e.key) || !queued.insert(e.id()).second)
         continue;
+      if (struckOut(e))
+        continue;
+
       Version v = best_.with(e);
       bool changes = !best_.find(e.key) || best_.find(e.key)->statement != e.statement;
       for (const auto &c : e.with) {
@@ -1015,6 +1055,7 @@ private:
   std::deque<std::pair<Version, Edit>> queue_;
   std::vector<std::pair<Version, std::optional<Edit>>> pending_;
   std::set<std::string> proposed_, tried_, settled_;
+  std::map<std::string, int> worse_; // family -> how many of its edits made the best worse
   mutable std::set<std::string> producedSeen_; // (producer, consumer) pairs handled in one refill
 };
 

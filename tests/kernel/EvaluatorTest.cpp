@@ -170,11 +170,13 @@ TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
   struct Unset {
     ~Unset() { ::unsetenv("HONE_TEST_DRIFT"); }
   } unset;
-  // The reference is timed on a quick machine, which then slows down by 0.1 s a run; the candidates
-  // are the reference's own code (other unroll factors of a loop that is a small part of the time).
+  // The reference is timed on a quick machine, which then slows down by 0.3 s a run (more than a
+  // loaded test machine adds); the candidates are the reference's own code (other unroll factors of
+  // a loop that is a small part of the time). Two validation inputs keep the test short.
   auto run = [&](int every, size_t candidates) {
     Manifest m = p.manifest;
     m.timing.referenceEvery = every;
+    m.seeds = {1, 2};
     EvaluatorSettings s = p.settings();
     s.workdir += std::to_string(every);
     KernelEvaluator ev(m, s);
@@ -183,7 +185,7 @@ TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
     auto ref = ev.evaluate(p.variant("1", "0"));
     EXPECT_TRUE(ref.ok()) << ref.error;
     ev.setBaseline(ref.metrics.at("time_s"));
-    std::ofstream(wait) << "0.11";
+    std::ofstream(wait) << "0.31";
     std::vector<hone::engine::EvalResult> out;
     for (const char *unroll : {"2", "4", "1"})
       if (out.size() < candidates)
@@ -200,9 +202,9 @@ TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
     ASSERT_TRUE(r.ok()) << r.error;
   // Re-timed before every candidate but the first (timed right after it): after two re-timings the
   // median of its last three timings is a slow one.
-  EXPECT_GT(drifting.back().metrics.at("reference_s"), start + 0.07);
-  EXPECT_GT(drifting.back().score, 0.75);
-  EXPECT_LT(drifting.back().score, 1.33);
+  EXPECT_GT(drifting.back().metrics.at("reference_s"), start + 0.2);
+  EXPECT_GT(drifting.back().score, 0.7);
+  EXPECT_LT(drifting.back().score, 1.43);
 }
 
 TEST(KernelEvaluator, AKnobValueThatBreaksTheResultIsRejected) {

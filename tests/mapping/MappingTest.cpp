@@ -637,6 +637,32 @@ TEST(Agents, GuidedWritesDataWhereItIsReadInPlace) {
   EXPECT_GT(written->result.score, bestBefore->result.score);
 }
 
+// Pennant's profile cites its ghost and shared point regions for task after task; moving one to the
+// framebuffer loses each time. After two such losses the same change is not tried for a third task.
+TEST(Agents, GuidedStopsAChangeThatMadeThingsWorseTwice) {
+  Harness h("pennant");
+  auto agent = makeGuidedAgent(h.space, h.setup->app, expertText("pennant"), "the expert", 1);
+  auto o = h.run(*agent, 10);
+  std::map<std::string, int> losses, tries; // by region and memory: "rp_all_ghost_p in FBMEM"
+  double best = 0;
+  for (const auto &s : o.steps) {
+    const std::string &r = s.candidate.rationale;
+    if (r.rfind("place ", 0) == 0 && r.find(" of ") != std::string::npos) {
+      std::string region = r.substr(6, r.find(" of ") - 6);
+      std::string memory = r.substr(r.find(" in ") + 4, r.find(' ', r.find(" in ") + 4) - r.find(" in ") - 4);
+      std::string family = region + " in " + memory;
+      EXPECT_LT(losses[family], 2) << "tried again after two losses: " << r;
+      ++tries[family];
+      if (s.result.ok() && s.result.score < best)
+        ++losses[family];
+    }
+    if (s.result.ok())
+      best = std::max(best, s.result.score);
+  }
+  EXPECT_GE(tries.size(), 2u); // the budget went to other changes too
+  EXPECT_GE(o.progress.bestScore, 1.0);
+}
+
 TEST(Agents, GuidedBeatsTheMatmulExpertAndLearnsFromALosingEdit) {
   // Solomonik's expert keeps its GPUs busy 93% of the time. The evidence (task_4 is busy longest)
   // suggests reading the leaf's inputs in place from zero-copy memory, which starves the GEMM (it
