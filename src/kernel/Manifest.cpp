@@ -300,9 +300,10 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       s.minRepeats = static_cast<int>(t.number("min_repeats", 3));
       s.maxRepeats = static_cast<int>(t.number("max_repeats", 15));
       s.targetCi = t.number("target_ci", 0.02);
-      s.referenceEvery = static_cast<int>(t.number("reference_every", s.referenceEvery));
-      if (s.referenceEvery < 0 || s.referenceEvery > 1000)
+      double every = t.number("reference_every", s.referenceEvery);
+      if (!(every >= 0 && every <= 1000)) // also NaN and inf, before they are converted
         t.failAt("reference_every", "must be between 0 (never) and 1000");
+      s.referenceEvery = static_cast<int>(every);
       if (s.warmup < 0 || s.warmup > 100)
         t.failAt("warmup", "must be between 0 and 100");
       if (s.minRepeats < 1 || s.maxRepeats < s.minRepeats || s.maxRepeats > 1000)

@@ -118,6 +118,10 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   e = errorOf(replace("[run]", "[timing]\nreference_every = -2\n\n[run]"));
   EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: must be between 0 (never) and 1000"), std::string::npos)
       << e;
+  for (const char *bad : {"nan", "inf", "-inf", "1e300"}) {
+    e = errorOf(replace("[run]", std::string("[timing]\nreference_every = ") + bad + "\n\n[run]"));
+    EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: "), std::string::npos) << bad << ": " << e;
+  }
   auto every = parseManifest("hone.toml", replace("[run]", "[timing]\nreference_every = 0\n\n[run]"));
   ASSERT_TRUE(every) << every.error().message;
   EXPECT_EQ(every->timing.referenceEvery, 0);
