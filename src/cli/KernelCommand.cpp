@@ -1,6 +1,6 @@
 // hone kernel init PROGRAM.c|.cpp|.cu [--force]
 // hone kernel check DIR [--json]
-// hone kernel measure DIR [--knob NAME=VALUE ...] [--json]
+// hone kernel measure DIR [--knob NAME=VALUE ...] [--variant FILE ...] [--rounds N] [--json]
 // hone kernel profile DIR [--knob NAME=VALUE ...] [--ncu REPORT.csv] [--json]
 // The kernel domain's commands outside a tuning run (docs/KERNELS.md).
 #include "cli/Commands.h"
@@ -19,6 +19,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
 namespace hone::cli {
@@ -213,16 +214,21 @@ void addCheck(CLI::App &parent, Action &action) {
 void addMeasure(CLI::App &parent, Action &action) {
   struct Options {
     std::string dir;
-    std::vector<std::string> knobs;
+    std::vector<std::string> knobs, variants;
     bool json = false;
     int rounds = 5;
   };
   auto opts = std::make_shared<Options>();
-  auto *cmd = parent.add_subcommand("measure", "Validate a variant and time it against the unmodified project, "
+  auto *cmd = parent.add_subcommand("measure", "Validate variants and time them against the unmodified project, "
                                                "interleaved in one run");
   cmd->add_option("dir", opts->dir, "Project folder (or its hone.toml)")->required();
-  cmd->add_option("--knob", opts->knobs, "NAME=VALUE (repeatable): the variant; none: the reference alone");
-  cmd->add_option("--rounds", opts->rounds, "Interleaved rounds (reference, variant)")->check(CLI::Range(1, 100));
+  cmd->add_option("--knob", opts->knobs, "NAME=VALUE (repeatable): one variant; none (and no --variant): the "
+                                         "reference against itself");
+  cmd->add_option("--variant", opts->variants,
+                  "A variant's file (repeatable): the variant.toml that hone tune --kernel --out writes, or any "
+                  "[knobs]/[files] text; all are measured side by side");
+  cmd->add_option("--rounds", opts->rounds, "Interleaved rounds (the reference and each variant once a round)")
+      ->check(CLI::Range(1, 100));
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
@@ -230,7 +236,29 @@ void addMeasure(CLI::App &parent, Action &action) {
       if (!loaded)
         return kUsage;
       kernel::Manifest *m = &loaded->first;
-      kernel::Variant *v = &loaded->second;
+      // The variants, in the order given: --knob's first (when given, or when nothing else is).
+      struct Entry {
+        std::string source; // "--knob" or the file
+        kernel::Variant variant;
+        size_t measured = 0; // index into `timed`
+        std::string error;   // why it was not measured
+      };
+      std::vector<Entry> entries;
+      if (!opts->knobs.empty() || opts->variants.empty())
+        entries.push_back({"--knob", loaded->second, 0, ""});
+      for (const auto &file : opts->variants) {
+        auto text = support::readFile(file);
+        if (!text) {
+          std::cerr << "hone: --variant " << file << ": " << text.error().message << "\n";
+          return kUsage;
+        }
+        auto v = kernel::parseVariant(*m, *text);
+        if (!v) {
+          std::cerr << "hone: --variant " << file << ": " << v.error().message << "\n";
+          return kUsage;
+        }
+        entries.push_back({file, std::move(*v), 0, ""});
+      }
       kernel::EvaluatorSettings es;
       es.workdir = scratch(*m, "measure");
       es.profile = false;
@@ -239,53 +267,108 @@ void addMeasure(CLI::App &parent, Action &action) {
         std::cerr << "hone: " << ok.error().message << "\n";
         return kRejected;
       }
-      std::string vdir = scratch(*m, "measure/variant");
-      kernel::BuildResult b = kernel::build(*m, *v, vdir);
-      json out{{"project", m->name}, {"knobs", v->knobs}, {"seeds", ev.seeds()}};
-      if (!b.ok) {
-        std::cerr << "hone: the variant does not build (" << b.error << "):\n" << b.log.substr(0, 4000);
-        return kRejected;
-      }
-      if (auto bad = ev.validate(*v, b.exe, vdir, ev.seeds())) {
-        std::cerr << "hone: the variant is " << engine::toString(bad->status) << ": " << bad->error << "\n";
-        return kRejected;
-      }
-      kernel::Variant ref = kernel::referenceVariant(*m);
-      kernel::BuildResult rb = kernel::build(*m, ref, scratch(*m, "measure/ref"));
-      // Interleaved rounds: drift of a shared machine hits both alike.
-      std::vector<double> refSamples, varSamples;
-      for (int round = 0; round < opts->rounds; ++round) {
-        auto tr = ev.time(ref, rb.exe, scratch(*m, "measure/ref"));
-        auto tv = ev.time(*v, b.exe, vdir);
-        if (!tr || !tv) {
-          std::cerr << "hone: timing failed: " << (!tr ? tr.error().message : tv.error().message) << "\n";
-          return kRejected;
+      // Each distinct variant is built and validated once (two files of the same variant share it).
+      struct Timed {
+        const kernel::Variant *variant;
+        std::string exe, dir;
+        std::vector<double> samples;
+      };
+      std::vector<Timed> timed;
+      std::map<std::string, size_t> byText;
+      for (auto &e : entries) {
+        std::string text = kernel::renderVariant(e.variant);
+        if (auto it = byText.find(text); it != byText.end()) {
+          e.measured = it->second;
+          continue;
         }
-        refSamples.push_back(tr->median);
-        varSamples.push_back(tv->median);
+        std::string vdir = scratch(*m, fmt::format("measure/variant-{}", timed.size()));
+        kernel::BuildResult b = kernel::build(*m, e.variant, vdir);
+        if (!b.ok)
+          e.error = fmt::format("does not build ({}):\n{}", b.error, kernel::firstCompilerErrors(b.log));
+        else if (auto bad = ev.validate(e.variant, b.exe, vdir, ev.seeds()))
+          e.error = fmt::format("is {}: {}", engine::toString(bad->status), bad->error);
+        if (!e.error.empty()) {
+          std::cerr << "hone: the variant of " << e.source << " " << e.error << "\n";
+          continue;
+        }
+        byText[text] = e.measured = timed.size();
+        timed.push_back({&e.variant, b.exe, vdir, {}});
+      }
+      if (timed.empty())
+        return kRejected;
+      kernel::Variant ref = kernel::referenceVariant(*m);
+      std::string refDir = scratch(*m, "measure/ref");
+      kernel::BuildResult rb = kernel::build(*m, ref, refDir);
+      if (!rb.ok) {
+        std::cerr << "hone: the reference does not build (" << rb.error << ")\n";
+        return kRejected;
+      }
+      // Interleaved rounds, the reference and every variant once each, the order rotated from round
+      // to round: drift of a shared machine hits all alike, and none always runs first.
+      std::vector<double> refSamples;
+      for (int round = 0; round < opts->rounds; ++round) {
+        for (size_t k = 0; k <= timed.size(); ++k) {
+          size_t slot = (k + static_cast<size_t>(round)) % (timed.size() + 1);
+          bool isRef = slot == timed.size();
+          auto t = isRef ? ev.time(ref, rb.exe, refDir) : ev.time(*timed[slot].variant, timed[slot].exe, timed[slot].dir);
+          if (!t) {
+            std::cerr << "hone: timing failed: " << t.error().message << "\n";
+            return kRejected;
+          }
+          (isRef ? refSamples : timed[slot].samples).push_back(t->median);
+        }
       }
       kernel::Timing tr = kernel::summarize(refSamples, m->timing.targetCi);
-      kernel::Timing tv = kernel::summarize(varSamples, m->timing.targetCi);
-      std::vector<double> ratios;
-      for (size_t i = 0; i < refSamples.size(); ++i)
-        ratios.push_back(refSamples[i] / varSamples[i]);
-      kernel::Timing sp = kernel::summarize(ratios, 1);
-      out["reference"] = {{"median_s", tr.median}, {"ci95_s", tr.ci95}, {"samples", refSamples}};
-      out["variant"] = {{"median_s", tv.median}, {"ci95_s", tv.ci95}, {"samples", varSamples}};
-      out["speedup"] = {{"median", sp.median}, {"ci95", std::isfinite(sp.ci95) ? sp.ci95 : -1.0}};
-      out["validated"] = true;
+      auto ci = [](double x) { return std::isfinite(x) ? x : -1.0; };
+      json out{{"project", m->name}, {"seeds", ev.seeds()}, {"rounds", opts->rounds}, {"validated", true}};
+      out["reference"] = {{"median_s", tr.median}, {"ci95_s", ci(tr.ci95)}, {"samples", refSamples}};
+      out["variants"] = json::array();
+      bool allMeasured = true;
+      for (const auto &e : entries) {
+        json j{{"source", e.source}, {"knobs", e.variant.knobs}};
+        if (!e.error.empty()) {
+          allMeasured = false;
+          j["error"] = e.error;
+          out["variants"].push_back(j);
+          continue;
+        }
+        const Timed &t = timed[e.measured];
+        std::vector<double> ratios;
+        for (size_t i = 0; i < refSamples.size(); ++i)
+          ratios.push_back(refSamples[i] / t.samples[i]);
+        kernel::Timing tv = kernel::summarize(t.samples, m->timing.targetCi);
+        kernel::Timing sp = kernel::summarize(ratios, 1);
+        j["median_s"] = tv.median;
+        j["ci95_s"] = ci(tv.ci95);
+        j["samples"] = t.samples;
+        j["speedup"] = {{"median", sp.median}, {"ci95", ci(sp.ci95)}};
+        out["variants"].push_back(j);
+      }
+      if (entries.size() == 1) { // one variant: its figures at the top level too
+        const json &only = out["variants"][0];
+        out["knobs"] = only["knobs"];
+        out["variant"] = {{"median_s", only["median_s"]}, {"ci95_s", only["ci95_s"]}, {"samples", only["samples"]}};
+        out["speedup"] = only["speedup"];
+      }
       if (opts->json) {
         std::cout << out.dump(2) << "\n";
       } else {
-        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance)\n", m->name, fmt::join(ev.seeds(), ", "),
-                                 kernel::toString(m->output.tolerance));
-        std::cout << fmt::format("reference  {:>10}  (median of {} interleaved rounds)\n", seconds(tr.median),
-                                 refSamples.size());
-        std::cout << fmt::format("variant    {:>10}\n", seconds(tv.median));
-        std::cout << fmt::format("speedup    {:.3f}x{}\n", sp.median,
-                                 std::isfinite(sp.ci95) ? fmt::format(" +- {:.3f} (95% CI over rounds)", sp.ci95) : "");
+        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance); median of {} interleaved rounds\n", m->name,
+                                 fmt::join(ev.seeds(), ", "), kernel::toString(m->output.tolerance), refSamples.size());
+        std::cout << fmt::format("{:<12} {:>10}\n", "reference", seconds(tr.median));
+        for (const auto &j : out["variants"]) {
+          std::string name = j["source"].get<std::string>();
+          if (j.contains("error")) {
+            std::cout << fmt::format("{:<12} not measured: see above\n", name);
+            continue;
+          }
+          double half = j["speedup"]["ci95"].get<double>();
+          std::cout << fmt::format("{:<12} {:>10}  speedup {:.3f}x{}\n", name, seconds(j["median_s"].get<double>()),
+                                   j["speedup"]["median"].get<double>(),
+                                   half >= 0 ? fmt::format(" +- {:.3f} (95% CI over rounds)", half) : "");
+        }
       }
-      return kOk;
+      return allMeasured ? kOk : kRejected;
     };
   });
 }

@@ -141,8 +141,10 @@ support::Expected<std::string> initManifest(const std::string &program, const st
     << "\natol = " << (language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
   o << "[timing]\n# hone times the whole process: warm-up, then repeats until the 95% confidence interval\n"
        "# is within target_ci of the median, or max_repeats. In a tuning run the unmodified program is\n"
-       "# timed again every reference_every candidates (a shared machine drifts).\n"
-    << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\n";
+       "# timed again every reference_every candidates (a shared machine drifts), and a would-be new\n"
+       "# best is timed twice, beside a fresh timing of the reference (confirm_best).\n"
+    << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\n"
+       "confirm_best = true\n";
   auto params = findParameters(source);
   std::vector<std::string> sizes;
   for (const auto &prm : params)

@@ -296,17 +296,20 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       if (s.mode != "process" && s.mode != "region")
         t.failAt("mode", "must be \"process\" or \"region\"");
       s.tag = t.string("tag", s.tag);
-      s.warmup = static_cast<int>(t.number("warmup", 1));
-      s.minRepeats = static_cast<int>(t.number("min_repeats", 3));
-      s.maxRepeats = static_cast<int>(t.number("max_repeats", 15));
+      // Whole numbers in a range, checked before the conversion (NaN, inf and 1e300 are not ints).
+      auto count = [&t](const char *key, double fallback, int lo, int hi) {
+        double x = t.number(key, fallback);
+        if (!(x >= lo && x <= hi) || x != std::floor(x))
+          t.failAt(key, fmt::format("must be a whole number between {} and {}", lo, hi));
+        return static_cast<int>(x);
+      };
+      s.warmup = count("warmup", s.warmup, 0, 100);
+      s.minRepeats = count("min_repeats", s.minRepeats, 1, 1000);
+      s.maxRepeats = count("max_repeats", s.maxRepeats, 1, 1000);
       s.targetCi = t.number("target_ci", 0.02);
-      double every = t.number("reference_every", s.referenceEvery);
-      if (!(every >= 0 && every <= 1000)) // also NaN and inf, before they are converted
-        t.failAt("reference_every", "must be between 0 (never) and 1000");
-      s.referenceEvery = static_cast<int>(every);
-      if (s.warmup < 0 || s.warmup > 100)
-        t.failAt("warmup", "must be between 0 and 100");
-      if (s.minRepeats < 1 || s.maxRepeats < s.minRepeats || s.maxRepeats > 1000)
+      s.referenceEvery = count("reference_every", s.referenceEvery, 0, 1000);
+      s.confirmBest = t.boolean("confirm_best", s.confirmBest);
+      if (s.maxRepeats < s.minRepeats)
         t.failHere("need 1 <= min_repeats <= max_repeats <= 1000");
       if (!(s.targetCi > 0 && s.targetCi < 1))
         t.failAt("target_ci", "must be a fraction between 0 and 1 (0.02 is 2%)");

@@ -131,6 +131,27 @@ check tune-bad-start 1 "$HONE" tune --kernel "$P" --start "$TMP/start.toml" --db
 expect_err tune-bad-start "start.toml: error: knob UNROLL = '5' is not one of its values"
 expect_err tune-bad-start "does not check; fix it first"
 
+# The three runs' bests, measured side by side in one interleaved measurement; the same file twice is
+# measured once; a variant that breaks the result is reported while the others are measured.
+check measure-variants 0 "$HONE" kernel measure "$P" --variant "$TMP/best-guided/variant.toml" \
+  --variant "$TMP/best-ensemble/variant.toml" --variant "$TMP/best-guided/variant.toml" --rounds 2 --json
+python3 - "$TMP/out" "$TMP/best-guided/variant.toml" <<'PY' && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL measure-variants"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d["variants"]
+assert len(v) == 3 and [x["source"] for x in v][0] == sys.argv[2], d
+assert all(x["speedup"]["median"] > 0 and len(x["samples"]) == 2 for x in v), v
+assert v[0]["samples"] == v[2]["samples"], "the same variant twice was measured twice"
+assert len(d["reference"]["samples"]) == 2 and "speedup" not in d, d
+PY
+printf '[knobs]\nUNROLL = "3"\n' > "$TMP/wrong.toml"
+check measure-variants-wrong 1 "$HONE" kernel measure "$P" --variant "$TMP/wrong.toml" --variant "$TMP/best-guided/variant.toml" --rounds 1
+expect_err measure-variants-wrong "wrong.toml is invalid: wrong result on input"
+expect_out measure-variants-wrong "best-guided/variant.toml"
+expect_out measure-variants-wrong "speedup"
+check measure-variants-missing 2 "$HONE" kernel measure "$P" --variant "$TMP/no-such.toml"
+expect_err measure-variants-missing "no-such.toml"
+
 # runs / show / export know kernel runs.
 check runs 0 "$HONE" runs --db "$TMP/k.db" --json
 expect_out runs '"domain": "kernel"'

@@ -11,6 +11,7 @@
 
 #include "TestUtil.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -116,12 +117,25 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   e = errorOf(replace("[run]", "[run]\ntimeout_s = -1"));
   EXPECT_NE(e.find("timeout_s"), std::string::npos) << e;
   e = errorOf(replace("[run]", "[timing]\nreference_every = -2\n\n[run]"));
-  EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: must be between 0 (never) and 1000"), std::string::npos)
+  EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: must be a whole number between 0 and 1000"),
+            std::string::npos)
       << e;
-  for (const char *bad : {"nan", "inf", "-inf", "1e300"}) {
-    e = errorOf(replace("[run]", std::string("[timing]\nreference_every = ") + bad + "\n\n[run]"));
-    EXPECT_NE(e.find("hone.toml:11:19: timing.reference_every: "), std::string::npos) << bad << ": " << e;
+  // Every count is checked before it becomes an int: NaN, infinities, huge and fractional values.
+  for (std::string key : {"reference_every", "warmup", "min_repeats", "max_repeats"}) {
+    for (const char *bad : {"nan", "inf", "-inf", "1e300", "2.5", "-1"}) {
+      e = errorOf(replace("[run]", "[timing]\n" + key + " = " + bad + "\n\n[run]"));
+      EXPECT_NE(e.find(fmt::format("hone.toml:11:{}: timing.{}: ", key.size() + 4, key)), std::string::npos)
+          << key << " = " << bad << ": " << e;
+      if (std::isfinite(std::stod(bad))) { // the reader refuses NaN and infinities itself
+        EXPECT_NE(e.find("must be a whole number"), std::string::npos) << key << " = " << bad << ": " << e;
+      }
+    }
   }
+  e = errorOf(replace("[run]", "[timing]\nmin_repeats = 9\nmax_repeats = 4\n\n[run]"));
+  EXPECT_NE(e.find("min_repeats <= max_repeats"), std::string::npos) << e;
+  e = errorOf(replace("[run]", "[timing]\nconfirm_best = 1\n\n[run]"));
+  EXPECT_NE(e.find("timing.confirm_best"), std::string::npos) << e;
+  EXPECT_TRUE(manifest().timing.confirmBest); // the default
   auto every = parseManifest("hone.toml", replace("[run]", "[timing]\nreference_every = 0\n\n[run]"));
   ASSERT_TRUE(every) << every.error().message;
   EXPECT_EQ(every->timing.referenceEvery, 0);
