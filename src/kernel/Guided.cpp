@@ -178,8 +178,11 @@ private:
         }
       }
     }
+    // Unset means the runtime's default, a thread per core: "" and the core count are one program.
+    auto threads = [&](const std::string &v) { return v.empty() ? cores_ : numberOf(v); };
+    bool sameThreads = k.role == KnobRole::Threads && k.numeric() && cur < k.values.size();
     for (size_t i = 0; i < k.values.size(); ++i)
-      if (i != cur && !beyondWorse.count(i))
+      if (i != cur && !beyondWorse.count(i) && !(sameThreads && threads(k.values[i]) == threads(current)))
         idx.push_back(i);
     if (k.role == KnobRole::Threads && k.numeric()) {
       // A thread per core first ("" = the runtime's default, which is that), then fewer, most first;

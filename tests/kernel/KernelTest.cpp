@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <thread>
 #include <functional>
 #include <optional>
 #include <fstream>
@@ -759,6 +760,26 @@ TEST(GuidedKernelAgent, AValueThatImprovedNothingTwiceIsNotProposedAgain) {
   ASSERT_FALSE(threadEdits.empty());
   for (const auto &[threads, n] : threadEdits)
     EXPECT_LE(n, 2) << "OMP_NUM_THREADS=" << threads << " proposed alone " << n << " times";
+}
+
+TEST(GuidedKernelAgent, DoesNotTryTheCoreCountWhereTheThreadsAreUnset) {
+  // Unset threads are the runtime's default, a thread per core: setting the core count changes
+  // nothing, so from a best with either the other is not proposed (an evaluation saved).
+  std::string cores = std::to_string(std::max(1u, std::thread::hardware_concurrency()));
+  Manifest m = tileProject("[32, 64, 128]", "[[knob]]\nname = \"OMP_NUM_THREADS\"\nkind = \"env\"\nvalues = [\"\", \"" +
+                                                (cores == "1" ? std::string("2") : std::string("1")) + "\", \"" + cores +
+                                                "\", \"509\"]\n");
+  auto [proposals, best] = drive(
+      m, 12, [](const KnobValues &k) { return k.at("TILE") == "128" ? 1.0 : 2.0; },
+      json::array({finding("kernel-serial", "the program keeps 1.00 of 2 cores busy (50%)", "openmp-parallel-for", 0.5)}));
+  EXPECT_DOUBLE_EQ(best, 10.0);
+  std::set<std::string> seen;
+  for (const auto &p : proposals) {
+    std::string t = p.knobs.at("OMP_NUM_THREADS");
+    EXPECT_TRUE(seen.insert((t.empty() ? cores : t) + "@" + p.knobs.at("TILE")).second)
+        << "OMP_NUM_THREADS='" << t << "' with TILE " << p.knobs.at("TILE") << " is a variant already measured";
+  }
+  EXPECT_GE(proposals.size(), 4u); // it did explore the other thread counts
 }
 
 TEST(GuidedKernelAgent, DeterministicForResume) {
