@@ -2,7 +2,9 @@
 //   propose() - the start first; then the best untried edit: first those the
 //               latest diagnosis calls for (finding -> catalogue transformation
 //               -> knobs of the roles that realise it), largest share first;
-//               then every knob's other values, nearest first (exploration).
+//               then those that clearly lost, each with a companion the
+//               diagnosis calls for on another knob; then every knob's other
+//               values, nearest first (exploration); then pairs.
 //   notify()  - keeps an improvement as the new base, remembers the latest
 //               findings (they come with the new best's profile), and counts
 //               transformations that made things worse and knob values that did
@@ -62,6 +64,7 @@ public:
       : manifest_(m), catalogue_(std::move(catalogue)), startText_(std::move(start)), startLabel_(std::move(label)) {
     auto v = parseVariant(manifest_, startText_);
     best_ = v ? v->knobs : defaultValues(manifest_);
+    start_ = best_;
     files_ = v ? v->files : std::map<std::string, std::string>{};
   }
 
@@ -202,7 +205,7 @@ private:
   }
 
   std::vector<Edit> edits() const {
-    std::vector<Edit> out;
+    std::vector<Edit> out, called; // called: every edit the diagnosis calls for, set aside or not
     // 1. What the diagnosis calls for, largest share first (AutoGuide lists findings in its rules'
     //    order; each kernel finding carries the share of the time it could save in its subject).
     std::vector<const json *> ranked;
@@ -225,8 +228,9 @@ private:
         if (!tid.is_string())
           continue;
         const Transformation *t = transformation(tid.get<std::string>());
-        if (!t || (worse_.count(t->id) && worse_.at(t->id) >= 2))
+        if (!t)
           continue;
+        bool setAside = worse_.count(t->id) && worse_.at(t->id) >= 2; // still a companion (1b)
         for (const Knob &k : manifest_.knobs) {
           if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end())
             continue;
@@ -242,18 +246,63 @@ private:
               values.erase(std::stable_partition(values.begin(), values.end(), hinted), values.end());
           }
           for (const auto &value : values) {
-            if (fruitless(k.name, value))
-              continue;
             KnobValues v = best_;
             v[k.name] = value;
             if (!checkValues(manifest_, v))
               continue;
-            out.push_back({v,
-                           fmt::format("{} {} -> {} ({}), for: {} [{}]", k.name, best_.at(k.name), value, t->name,
-                                       evidence, t->reference),
-                           t->id});
+            Edit e{v,
+                   fmt::format("{} {} -> {} ({}), for: {} [{}]", k.name, best_.at(k.name), value, t->name, evidence,
+                               t->reference),
+                   t->id};
+            called.push_back(e);
+            if (!setAside && !fruitless(k.name, value))
+              out.push_back(std::move(e));
           }
         }
+      }
+    }
+    // 1b. An edit the diagnosis called for that clearly lost (under 0.8 of the best), tried again with
+    //     the first three edits the diagnosis calls for on each other knob. A change with a large effect,
+    //     even a loss, shows that its knob matters here and may need a companion to pay off:
+    //     privatizing a histogram whose loop deals iterations out one at a time loses until the
+    //     schedule is static. The two largest losses; an edit that changed little says its knob
+    //     does not matter, and failures (score 0) are not combined.
+    auto changedKnob = [&](const Edit &e) -> std::string {
+      for (const auto &[name, value] : e.values)
+        if (best_.count(name) && best_.at(name) != value)
+          return name;
+      return "";
+    };
+    std::vector<std::pair<double, Edit>> losers;
+    std::vector<std::pair<std::string, Edit>> partners; // (knob, an edit of it): its first three, in diagnosis order
+    for (const Edit &e : called) {
+      std::string knob = changedKnob(e);
+      if (knob.empty())
+        continue;
+      // Going back to the start's value is undoing an earlier gain, not a change to complete.
+      bool undoes = start_.count(knob) && start_.at(knob) == e.values.at(knob);
+      if (auto score = measured(e.values); !undoes && score && *score > 0 && *score < 0.8 * bestScore_)
+        losers.push_back({*score, e});
+      if (std::count_if(partners.begin(), partners.end(), [&](const auto &p) { return p.first == knob; }) < 3)
+        partners.push_back({knob, e});
+    }
+    std::stable_sort(losers.begin(), losers.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    if (losers.size() > 2) // the two largest losses: the rest waits for exploration and pairs
+      losers.resize(2);
+    for (const auto &[score, loser] : losers) {
+      std::string knob = changedKnob(loser);
+      for (const auto &[other, partner] : partners) {
+        if (other == knob)
+          continue;
+        KnobValues v = loser.values;
+        v[other] = partner.values.at(other);
+        if (!checkValues(manifest_, v))
+          continue;
+        out.push_back({v,
+                       fmt::format("{} -> {} lost ({:.2f}x the best) but shows the knob matters: again with {} -> {}, "
+                                   "which the diagnosis also calls for",
+                                   knob, loser.values.at(knob), score / bestScore_, other, v.at(other)),
+                       ""});
       }
     }
     // 2. Exploration: every knob's other values, cheap roles first, nearest values first.
@@ -320,7 +369,7 @@ private:
   const Manifest &manifest_;
   std::vector<Transformation> catalogue_;
   std::string startText_, startLabel_;
-  KnobValues best_;
+  KnobValues best_, start_;
   std::map<std::string, std::string> files_;
   std::string bestHash_;
   double bestScore_ = 0;

@@ -782,6 +782,37 @@ TEST(GuidedKernelAgent, DoesNotTryTheCoreCountWhereTheThreadsAreUnset) {
   EXPECT_GE(proposals.size(), 4u); // it did explore the other thread counts
 }
 
+TEST(GuidedKernelAgent, AnEditThatClearlyLostIsTriedWithACompanion) {
+  // Privatizing the loop loses six-fold while its schedule deals iterations out one at a time and
+  // wins two-fold with a static one; the schedule alone changes nothing (the loop is not parallel
+  // before). Neither single edit improves: only the pair does.
+  Manifest m = manifest("[project]\nname = \"h\"\nsources = [\"h.c\"]\n[build]\n"
+                        "command = \"cc {cflags} {defines} {sources} -o {out}\"\n[run]\ncommand = \"{exe} {seed}\"\n"
+                        "[[knob]]\nname = \"PRIVATE\"\nrole = \"loop-order\"\nvalues = [0, 1]\n"
+                        "[[knob]]\nname = \"OMP_SCHEDULE\"\nkind = \"env\"\nrole = \"schedule\"\n"
+                        "values = [\"\", \"dynamic\", \"static\", \"guided\"]\n"
+                        "[[knob]]\nname = \"flags\"\nkind = \"flags\"\nvalues = [\"\", \"-O3\", \"-O3 -funroll-loops\"]\n");
+  auto time = [](const KnobValues &k) {
+    if (k.at("PRIVATE") == "0")
+      return 1.0;
+    return k.at("OMP_SCHEDULE") == "static" ? 0.5 : 6.0;
+  };
+  json findings = json::array(
+      {finding("kernel-serial", "the program keeps 1.00 of 2 cores busy (50%)", "privatization", 0.5),
+       finding("kernel-fine-grained-schedule", "the loop at h.c:20 runs dynamic,1", "openmp-schedule", 0.05)});
+  auto [proposals, best] = drive(m, 8, time, findings);
+  std::string trace; // what it tried, for a failure's message
+  for (const auto &p : proposals)
+    trace += p.rationale + "\n";
+  EXPECT_DOUBLE_EQ(best, 20.0) << trace;
+  auto winner = std::find_if(proposals.begin(), proposals.end(), [&](const Proposal &p) { return time(p.knobs) == 0.5; });
+  ASSERT_NE(winner, proposals.end());
+  EXPECT_NE(winner->rationale.find("PRIVATE -> 1 lost"), std::string::npos) << winner->rationale;
+  EXPECT_NE(winner->rationale.find("OMP_SCHEDULE -> static"), std::string::npos) << winner->rationale;
+  // Before it, the diagnosis's single edits (the schedule's values that change nothing are not losses).
+  EXPECT_LE(winner - proposals.begin(), 6);
+}
+
 TEST(GuidedKernelAgent, DeterministicForResume) {
   Manifest m = manifest();
   auto catalogue = loadCatalogue();
