@@ -275,9 +275,10 @@ private:
     };
     std::vector<std::pair<double, Edit>> losers;
     std::vector<std::pair<std::string, Edit>> partners; // (knob, an edit of it): its first three, in diagnosis order
+    std::set<KnobValues> seen; // an edit two findings call for counts once
     for (const Edit &e : called) {
       std::string knob = changedKnob(e);
-      if (knob.empty())
+      if (knob.empty() || !seen.insert(e.values).second)
         continue;
       // Going back to the start's value is undoing an earlier gain, not a change to complete.
       bool undoes = start_.count(knob) && start_.at(knob) == e.values.at(knob);
