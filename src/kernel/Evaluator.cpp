@@ -115,7 +115,8 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
   return std::nullopt;
 }
 
-support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir) {
+support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir,
+                                                int round) {
   // Timed runs take turns where they share a machine; a cluster's jobs run on nodes of their own.
   std::unique_lock<std::mutex> lock(timing_, std::defer_lock);
   if (!manifest_.executor || manifest_.executor->sharesMachine())
@@ -124,7 +125,8 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
   std::string rundir = (fs::path(dir) / "timing").string();
   // Every timed run gets an input of its own, none a validation input, the same sequence for every
   // variant: a program that keeps results across runs (a file keyed by its input) gains nothing here.
-  uint64_t next = seeds_.front() + kTimingSeedOffset;
+  // A round spans more inputs than warm-up and repeats can use (at most 100 + 1000).
+  uint64_t next = seeds_.front() + kTimingSeedOffset + 2000 * static_cast<uint64_t>(round);
   for (int i = 0; i < t.warmup; ++i) {
     RunResult r = runOnce(manifest_, v, exe, rundir, next++);
     if (!r.ok())
@@ -224,8 +226,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     if (distrusted(refRegionS_, refProcessS_, *timing)) {
       // The machine may have changed since the reference was timed: time both again, side by side, and
       // accuse the timer only if the fresh pair still disagrees.
-      auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string());
-      auto again = time(*variant, b.exe, dir);
+      auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string(), 1);
+      auto again = time(*variant, b.exe, dir, 1);
       if (!ref || !again)
         return done(failure(EvalStatus::RunFailed, "re-measuring the region: " +
                                                        (ref ? again.error().message : ref.error().message)));
@@ -251,7 +253,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                                score / best, bad->error);
       return done(*bad);
     }
-    auto again = time(*variant, b.exe, dir);
+    auto again = time(*variant, b.exe, dir, 2);
     if (!again)
       return done(failure(EvalStatus::RunFailed, "re-measuring: " + again.error().message));
     timing = again;
@@ -264,8 +266,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   // timed again right after a fresh timing of the reference, and scores the lower of its two ratios.
   double firstScore = score, confirmReference = 0;
   if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceExe_.empty()) {
-    auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string());
-    auto again = time(*variant, b.exe, dir);
+    auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string(), 3);
+    auto again = time(*variant, b.exe, dir, 3);
     if (!again)
       return done(failure(EvalStatus::RunFailed, "timing a new best again: " + again.error().message));
     if (ref) { // a reference that fails to time now leaves the first score standing

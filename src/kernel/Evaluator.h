@@ -73,8 +73,10 @@ public:
   /// Validates a built program on `seeds`; the failure as a result (status and error), or nullopt.
   std::optional<engine::EvalResult> validate(const Variant &v, const std::string &exe, const std::string &dir,
                                              const std::vector<uint64_t> &seeds);
-  /// Times a built program: warm-up, then repeats until the 95% CI is tight enough or the cap.
-  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir);
+  /// Times a built program: warm-up, then repeats until the 95% CI is tight enough or the cap. Each
+  /// `round` of timing in one evaluation takes inputs of its own (the reference and a candidate timed
+  /// side by side share a round): timing a candidate again never serves it inputs it has seen.
+  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir, int round = 0);
 
 private:
   std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
