@@ -270,15 +270,9 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     auto again = time(*variant, b.exe, dir, 3);
     if (!again)
       return done(failure(EvalStatus::RunFailed, "timing a new best again: " + again.error().message));
-    if (ref) { // a reference that fails to time now leaves the first score standing
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        referenceTimes_.push_back(ref->median);
-        if (manifest_.timing.mode == "region") {
-          refRegionS_ = ref->median;
-          refProcessS_ = ref->processMedian;
-        }
-      }
+    // A reference that fails to time now leaves the first score standing. This timing scores this
+    // candidate only: the scale of the others stays the regular re-timings' (reference_every).
+    if (ref) {
       confirmReference = ref->median;
       if (double second = ref->median / again->median; second < score) {
         score = second;
