@@ -264,8 +264,17 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   // A new best must hold twice. The best of many noisy timings is biased upward, and an agent that
   // builds on a lucky timing spends its budget around a variant that is no faster: a would-be best is
   // timed again right after a fresh timing of the reference, and scores the lower of its two ratios.
-  double firstScore = score, confirmReference = 0;
+  // It must also beat the best so far side by side: both scores are ratios to reference timings taken
+  // at different times, and on a drifting machine two variants compare reliably only when timed
+  // together. The incumbent is timed in the same round; a candidate that is not faster than it there
+  // scores the incumbent's score times their side-by-side ratio, below the incumbent.
+  double firstScore = score, confirmReference = 0, incumbentRatio = 0;
   if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceExe_.empty()) {
+    Incumbent incumbent;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      incumbent = incumbent_;
+    }
     auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string(), 3);
     auto again = time(*variant, b.exe, dir, 3);
     if (!again)
@@ -279,6 +288,13 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
         timing = again;
       }
     }
+    // An incumbent that no longer times (its program removed) leaves the candidate unchallenged.
+    if (incumbent.score > 0 && incumbent.dir != dir)
+      if (auto inc = time(incumbent.variant, incumbent.exe, incumbent.dir, 3); inc && again->median > 0) {
+        incumbentRatio = inc->median / again->median;
+        if (incumbentRatio <= 1)
+          score = std::min(score, incumbent.score * incumbentRatio);
+      }
   }
 
   EvalResult r;
@@ -297,6 +313,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     r.metrics["first_score"] = firstScore;
     r.metrics["confirm_reference_s"] = confirmReference;
   }
+  if (incumbentRatio > 0) // the best so far's time over this candidate's, timed side by side
+    r.metrics["incumbent_ratio"] = incumbentRatio;
   r.rawOutput = fmt::format("validated on {} seeded inputs ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
                             "+-{:.2g} s{}",
                             seeds_.size(), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
@@ -310,8 +328,10 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     newBest = score > bestScore_;
-    if (newBest)
+    if (newBest) {
       bestScore_ = score;
+      incumbent_ = {*variant, b.exe, dir, score};
+    }
   }
   if (newBest && settings_.profile) {
     KernelProfile p = profileVariant(manifest_, *variant, (fs::path(dir) / "profile").string(), settings_.profileOptions);

@@ -10,6 +10,8 @@
 //   - outputs that do not change with the input (the reference's do) fail;
 //   - a speedup over 3x the best so far is re-validated on new seeds and
 //     re-measured before it counts;
+//   - a would-be new best is timed again beside a fresh timing of the
+//     reference and beside the best so far, and must beat that best there;
 //   - hone times the whole process (or checks a reported region against it),
 //     each timed run on an input of its own that validation never uses, so a
 //     program that keeps results across runs gains nothing.
@@ -64,6 +66,7 @@ public:
       referenceTimes_.push_back(seconds);
     sinceReference_ = 0;
     bestScore_ = 0; // scores change scale: the next result is the first of the run proper
+    incumbent_ = {};
   }
   /// The reference's seconds a score is relative to now: the median of its last three timings
   /// (the baseline, then each re-timing); 0 without a baseline.
@@ -95,6 +98,11 @@ private:
   std::vector<double> referenceTimes_; // the baseline, then each re-timing of the reference (medians)
   int sinceReference_ = 0;             // candidates timed since the reference last was
   double bestScore_ = 0;
+  struct Incumbent { // the best so far, built: a would-be new best is timed beside it
+    Variant variant;
+    std::string exe, dir;
+    double score = 0; // 0: none yet
+  } incumbent_;
   mutable std::mutex mutex_; // reference outputs and times, best score
   std::mutex timing_; // one timed run at a time: parallel timing would measure the contention
 };
