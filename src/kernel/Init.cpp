@@ -142,7 +142,8 @@ support::Expected<std::string> initManifest(const std::string &program, const st
   o << "[timing]\n# hone times the whole process: warm-up, then repeats until the 95% confidence interval\n"
        "# is within target_ci of the median, or max_repeats. In a tuning run the unmodified program is\n"
        "# timed again every reference_every candidates (a shared machine drifts), and a would-be new\n"
-       "# best is timed twice, beside a fresh timing of the reference (confirm_best).\n"
+       "# best is timed twice, beside a fresh timing of the reference and beside the best so far,\n"
+       "# which it must beat there (confirm_best).\n"
     << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\n"
        "confirm_best = true\n";
   auto params = findParameters(source);

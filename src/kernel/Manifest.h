@@ -68,6 +68,7 @@ struct TimingSpec {
   double targetCi = 0.02; // stop repeating when the 95% CI half-width / median is below this
   int referenceEvery = 5;  // in a run: time the reference again every this many timed candidates (0: never)
   bool confirmBest = true; // in a run: a would-be new best is timed again beside a fresh reference timing
+                           // and beside the best so far, which it must beat there
 };
 
 struct Manifest {

@@ -4,16 +4,23 @@
 // outputs that ignore the input, an edited timer, a crash, a timeout, a
 // build failure, and a speedup too good to be true that holds only on the
 // seeds it was shown. A machine that slows down during a run does not
-// leave every later score on the scale of the reference's first timing.
+// leave every later score on the scale of the reference's first timing, and
+// a would-be best that is slower than the best so far side by side does not
+// replace it.
 #include "kernel/Evaluator.h"
 
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
+#include <string>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -152,6 +159,22 @@ values = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
   }
 };
 
+/// Points the test program's environment variables at files for one test (HONE_TEST_DRIFT: the
+/// seconds each run waits; HONE_TEST_LUCKY, HONE_TEST_FIXED: see the program), unset at its end.
+struct TestEnv {
+  std::vector<std::string> names;
+  explicit TestEnv(std::initializer_list<std::pair<const char *, fs::path>> vars) {
+    for (const auto &[name, file] : vars) {
+      ::setenv(name, file.c_str(), 1);
+      names.push_back(name);
+    }
+  }
+  ~TestEnv() {
+    for (const auto &n : names)
+      ::unsetenv(n.c_str());
+  }
+};
+
 } // namespace
 
 TEST(KernelEvaluator, ACorrectVariantIsValidatedAndTimed) {
@@ -179,10 +202,7 @@ TEST(KernelEvaluator, ACorrectVariantIsValidatedAndTimed) {
 TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
   Project p;
   fs::path wait = p.dir / "wait";
-  ::setenv("HONE_TEST_DRIFT", wait.c_str(), 1);
-  struct Unset {
-    ~Unset() { ::unsetenv("HONE_TEST_DRIFT"); }
-  } unset;
+  TestEnv env({{"HONE_TEST_DRIFT", wait}});
   // The reference is timed on a quick machine, which then slows down by 0.3 s a run (more than a
   // loaded test machine adds); the candidates are the reference's own code (other unroll factors of
   // a loop that is a small part of the time). Two validation inputs keep the test short.
@@ -224,14 +244,7 @@ TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
 TEST(KernelEvaluator, ANewBestIsTimedTwiceBeforeItCounts) {
   Project p;
   fs::path wait = p.dir / "wait", lucky = p.dir / "lucky";
-  ::setenv("HONE_TEST_DRIFT", wait.c_str(), 1);
-  ::setenv("HONE_TEST_LUCKY", lucky.c_str(), 1);
-  struct Unset {
-    ~Unset() {
-      ::unsetenv("HONE_TEST_DRIFT");
-      ::unsetenv("HONE_TEST_LUCKY");
-    }
-  } unset;
+  TestEnv env({{"HONE_TEST_DRIFT", wait}, {"HONE_TEST_LUCKY", lucky}});
   std::ofstream(wait) << "0.2";
   // The candidate is the reference's own code; it is quick only while the counter lasts: through its
   // two validation runs and its first timing (three runs), then as slow as the reference.
@@ -269,14 +282,7 @@ TEST(KernelEvaluator, ANewBestIsTimedTwiceBeforeItCounts) {
 TEST(KernelEvaluator, ANewBestMustBeatTheBestSoFarSideBySide) {
   Project p;
   fs::path wait = p.dir / "wait", fixed = p.dir / "fixed";
-  ::setenv("HONE_TEST_DRIFT", wait.c_str(), 1);
-  ::setenv("HONE_TEST_FIXED", fixed.c_str(), 1);
-  struct Unset {
-    ~Unset() {
-      ::unsetenv("HONE_TEST_DRIFT");
-      ::unsetenv("HONE_TEST_FIXED");
-    }
-  } unset;
+  TestEnv env({{"HONE_TEST_DRIFT", wait}, {"HONE_TEST_FIXED", fixed}});
   Manifest m = p.manifest;
   m.seeds = {1, 2};
   m.timing.minRepeats = m.timing.maxRepeats = 3;
