@@ -1,14 +1,16 @@
 // The kernel domain's guided agent (KernelDomain.h). A reader's map:
 //   propose() - the start first; then the best untried edit: first those the
 //               latest diagnosis calls for (finding -> catalogue transformation
-//               -> knobs of the roles that realise it), largest share first;
+//               -> knobs of the roles that realise it), breadth first over the
+//               knobs (each one's first edit, largest share first, then seconds);
 //               then those that clearly lost, each with a companion the
 //               diagnosis calls for on another knob; then every knob's other
 //               values, nearest first (exploration); then pairs.
 //   notify()  - keeps an improvement as the new base, remembers the latest
 //               findings (they come with the new best's profile), and counts
 //               transformations that made things worse and knob values that did
-//               not improve (two strikes: not proposed alone again).
+//               not improve (two strikes, or one in this epoch: not proposed
+//               alone again; an epoch ends when the best moves by 5% or more).
 #include "kernel/KernelDomain.h"
 
 #include "kernel/Runner.h"
@@ -51,6 +53,9 @@ double numberOf(const std::string &s) {
   double v = std::strtod(s.c_str(), &end);
   return end == s.c_str() ? NAN : v;
 }
+
+/// A move of the best by less than this factor is to a program that times like the old one.
+constexpr double kSettle = 1.05;
 
 struct Edit {
   KnobValues values;
@@ -113,19 +118,31 @@ public:
       bool improved = s.result.ok() && s.result.score > bestScore_ * (1 + noise);
       if (!improved && bestScore_ > 0)
         for (const auto &[name, value] : e.values)
-          if (best_.count(name) && best_.at(name) != value)
+          if (best_.count(name) && best_.at(name) != value) {
             ++fruitless_[name + "=" + value];
+            triedIn_[name + "=" + value] = epoch_;
+          }
       if (s.result.ok() && (improved || bestScore_ == 0)) {
+        // A move smaller than kSettle is to a program that times like the old one: what the old base
+        // told stays true (its losing edits are not tried again, its set-aside transformations stay
+        // aside). A larger one starts a new epoch: what failed from the old base may pay off from
+        // the new one (tiling after interchange).
+        if (bestScore_ == 0 || s.result.score >= bestScore_ * kSettle) {
+          ++epoch_;
+          worse_.clear();
+        }
         bestScore_ = s.result.score;
         best_ = e.values;
         bestHash_ = s.candidate.hash;
-        worse_.clear(); // what failed from the old base may pay off from the new one (tiling after interchange)
       } else if (!e.family.empty()) {
         ++worse_[e.family];
       }
-      if (s.feedback.is_object() && s.feedback.contains("findings") && s.result.ok() && improved)
-        findings_ = s.feedback["findings"];
-      else if (findings_.is_null() && s.feedback.is_object() && s.feedback.contains("findings"))
+      // Only a profiled evaluation carries a diagnosis (the evaluator profiles its new bests, which
+      // need not be this agent's: a move within the noise of the evaluator's best is not profiled, and
+      // its empty findings say nothing). The old base's diagnosis stands until a new one comes.
+      bool profiled = s.result.profile.is_object() && s.result.profile.contains("bottlenecks");
+      bool diagnosed = profiled && s.feedback.is_object() && s.feedback.contains("findings");
+      if (diagnosed && s.result.ok() && (improved || findings_.is_null()))
         findings_ = s.feedback["findings"];
     }
     pending_.clear();
@@ -145,17 +162,18 @@ private:
     return it == scores_.end() ? std::nullopt : std::optional<double>(it->second);
   }
 
-  /// Whether the best with `name` = `value` was measured and came out worse than the best.
+  /// Whether the best with `name` = `value` was measured and came out worse than the best, beyond
+  /// a tie (kSettle): a value that timed like the best says nothing about the values beyond it.
   bool worseThanBest(const std::string &name, const std::string &value) const {
     KnobValues v = best_;
     v[name] = value;
     auto s = measured(v);
-    return s && *s < bestScore_;
+    return s && *s * kSettle < bestScore_;
   }
 
   /// Other values of a knob in the order worth trying from `current`. A numeric knob is searched
   /// like a line search (compass search): once a value in one direction from the best measured
-  /// worse than the best, the values beyond it in that direction are not proposed (a tile that
+  /// worse than the best (by more than a tie), the values beyond it in that direction are not proposed (a tile that
   /// is too small already is not made smaller; a larger unroll that failed is not made larger).
   std::vector<std::string> order(const Knob &k, const std::string &current) const {
     std::vector<std::string> out;
@@ -206,6 +224,8 @@ private:
 
   std::vector<Edit> edits() const {
     std::vector<Edit> out, called; // called: every edit the diagnosis calls for, set aside or not
+    // knob -> the edits of it the diagnosis calls for, in order (nullopt: one not proposed alone again)
+    std::vector<std::pair<std::string, std::vector<std::optional<Edit>>>> queues;
     // 1. What the diagnosis calls for, largest share first (AutoGuide lists findings in its rules'
     //    order; each kernel finding carries the share of the time it could save in its subject).
     std::vector<const json *> ranked;
@@ -255,12 +275,29 @@ private:
                                t->reference),
                    t->id};
             called.push_back(e);
-            if (!setAside && !fruitless(k.name, value))
-              out.push_back(std::move(e));
+            if (setAside)
+              continue;
+            auto q = std::find_if(queues.begin(), queues.end(), [&](const auto &p) { return p.first == k.name; });
+            if (q == queues.end())
+              q = queues.insert(queues.end(), {k.name, {}});
+            // A value not proposed alone again keeps its place: the rounds stay where they were.
+            q->second.push_back(fruitless(k.name, value) ? std::nullopt : std::optional<Edit>(std::move(e)));
           }
         }
       }
     }
+    // Breadth first over the knobs the diagnosis names: each knob's first edit (in the order of the
+    // findings' shares), then each one's second, ... A share says how much time a finding's subject
+    // takes, not which of the knobs that answer it will pay off; trying every one named once before
+    // a second value of any finds the large effects early (the loop order of a naive matmul, named by
+    // its cache misses, before the thread counts its idle core names).
+    size_t rounds = 0;
+    for (const auto &q : queues)
+      rounds = std::max(rounds, q.second.size());
+    for (size_t round = 0; round < rounds; ++round)
+      for (const auto &q : queues)
+        if (round < q.second.size() && q.second[round])
+          out.push_back(*q.second[round]);
     // 1b. An edit the diagnosis called for that clearly lost (under 0.8 of the best), tried again with
     //     the first three edits the diagnosis calls for on each other knob. A change with a large effect,
     //     even a loss, shows that its knob matters here and may need a companion to pay off:
@@ -352,13 +389,17 @@ private:
     return out;
   }
 
-  /// Whether setting `name` = `value` was tried from two different bests and improved neither:
-  /// it is not proposed alone again (a finding that persists, such as idle cores that more
-  /// threads do not fill, would otherwise send the agent to the same values after every
-  /// improvement). Pairs still combine it.
+  /// Whether setting `name` = `value` was tried from two different bests and improved neither, or
+  /// was tried in this epoch already: it is not proposed alone again (a finding that persists, such
+  /// as idle cores that more threads do not fill, would otherwise send the agent to the same values
+  /// after every improvement). Pairs still combine it.
   bool fruitless(const std::string &name, const std::string &value) const {
     auto it = fruitless_.find(name + "=" + value);
-    return it != fruitless_.end() && it->second >= 2;
+    if (it != fruitless_.end() && it->second >= 2)
+      return true;
+    // Tried in this epoch (from this best, or from one it replaced by less than kSettle) and lost.
+    auto at = triedIn_.find(name + "=" + value);
+    return at != triedIn_.end() && at->second == epoch_;
   }
 
   /// What a single edit to `name` = `value` scored when it was tried (0: never, or failed).
@@ -380,6 +421,8 @@ private:
   std::map<std::string, double> singles_; // "KNOB=value" -> best score of an edit that set it
   std::map<std::string, double> scores_;  // candidate hash -> its score (0: failed)
   std::map<std::string, int> fruitless_;  // "KNOB=value" -> edits setting it that did not improve the best
+  std::map<std::string, int> triedIn_;    // "KNOB=value" -> the epoch of the latest such edit
+  int epoch_ = 0;                         // moves of the best by kSettle or more
   double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;

@@ -609,6 +609,8 @@ Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings)
   s.result.score = 2.0 / t;
   s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
   if (withFindings)
+    s.result.profile = {{"bottlenecks", json::array()}}; // profiled: the findings are a diagnosis
+  if (withFindings)
     s.feedback = {{"findings",
                    json::array({finding("kernel-cache-misses", "mm.c:20 misses L1 on 50% of its references", "loop-tiling")})}};
   return s;
@@ -659,6 +661,7 @@ TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
   Step s;
   s.candidate = start[0];
   s.result.score = 1;
+  s.result.profile = {{"bottlenecks", json::array()}};
   s.feedback = {{"findings",
                  json::array({finding("kernel-not-vectorized-outer", "the loop at k.c:3 is not vectorized", "loop-tiling", 0.01),
                               finding("kernel-serial", "the program keeps 1.00 of 4 cores busy", "openmp-parallel-for",
@@ -685,10 +688,13 @@ struct Proposal {
 };
 
 /// The guided agent from the reference for `steps` evaluations against a synthetic time of the
-/// knob values; every step's feedback carries `findings`. Returns what it proposed and the best score.
+/// knob values; every step is profiled and its feedback carries `findings` (`profiled`, when given,
+/// says which steps are: the others' feedback has no findings, as the evaluator's is for a candidate
+/// that is not its new best). Returns what it proposed and the best score.
 std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
                                                const std::function<double(const KnobValues &)> &time,
-                                               const json &findings) {
+                                               const json &findings,
+                                               const std::function<bool(const KnobValues &)> &profiled = {}) {
   auto catalogue = loadCatalogue();
   EXPECT_TRUE(catalogue);
   std::vector<Proposal> out;
@@ -709,7 +715,12 @@ std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
     double t = time(v->knobs);
     s.result.score = 10 / t;
     s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
-    s.feedback = {{"findings", findings}};
+    if (!profiled || profiled(v->knobs)) {
+      s.result.profile = {{"bottlenecks", json::array()}};
+      s.feedback = {{"findings", findings}};
+    } else {
+      s.feedback = {{"findings", json::array()}};
+    }
     best = std::max(best, s.result.score);
     out.push_back({v->knobs, p[0].rationale});
     agent->notify({s});
@@ -830,4 +841,87 @@ TEST(GuidedKernelAgent, DeterministicForResume) {
     return out;
   };
   EXPECT_EQ(run(), run());
+}
+
+namespace {
+/// A project with a thread count, a tile (whose parallel slack idle cores call for) and a loop order.
+Manifest threadsTileOrderProject() {
+  return tileProject("[16, 32, 64, 128, 256]", "[[knob]]\nname = \"OMP_NUM_THREADS\"\nkind = \"env\"\n"
+                                                 "values = [\"\", \"1\", \"3\", \"5\", \"7\"]\n"
+                                                 "[[knob]]\nname = \"LOOP_ORDER\"\nrole = \"loop-order\"\nvalues = [0, 1]\n");
+}
+
+json idleAndMissesFindings() {
+  return json::array({finding("kernel-serial", "the program keeps 1.00 of 2 cores busy (50%)", "openmp-parallel-for", 0.5),
+                      finding("kernel-serial", "the program keeps 1.00 of 2 cores busy (50%)", "parallel-slack", 0.5),
+                      finding("kernel-cache-misses", "k.c:20 misses L1 on 50% of its references", "loop-interchange", 0.4)});
+}
+
+size_t firstWith(const std::vector<Proposal> &proposals, const char *knob, const char *value) {
+  auto it = std::find_if(proposals.begin(), proposals.end(),
+                         [&](const Proposal &p) { return p.knobs.at(knob) == value; });
+  return it - proposals.begin();
+}
+} // namespace
+
+TEST(GuidedKernelAgent, TriesEveryKnobTheDiagnosisNamesBeforeASecondValueOfAny) {
+  // Idle cores (the larger share) name the thread count and the tile; cache misses name the loop
+  // order, which alone pays off (3x). Every knob named gets its first edit before any its second.
+  Manifest m = threadsTileOrderProject();
+  auto [proposals, best] =
+      drive(m, 8, [](const KnobValues &k) { return k.at("LOOP_ORDER") == "1" ? 1.0 : 3.0; }, idleAndMissesFindings());
+  std::string trace;
+  for (const auto &p : proposals)
+    trace += p.rationale + "\n";
+  EXPECT_DOUBLE_EQ(best, 10.0) << trace;
+  ASSERT_GE(proposals.size(), 4u) << trace;
+  EXPECT_NE(proposals[1].rationale.find("OMP_NUM_THREADS"), std::string::npos) << trace; // the largest share first
+  EXPECT_NE(proposals[2].rationale.find("TILE"), std::string::npos) << trace;
+  EXPECT_EQ(firstWith(proposals, "LOOP_ORDER", "1"), 3u) << trace;
+}
+
+TEST(GuidedKernelAgent, AMoveTheEvaluatorDidNotProfileKeepsTheDiagnosis) {
+  // The agent moves to TILE 32 (2% quicker) whose evaluation was not profiled (the evaluator's own
+  // best was another candidate): its empty findings are no diagnosis, and the agent goes on with
+  // the reference's (the loop order the cache misses name) instead of exploring blindly.
+  Manifest m = threadsTileOrderProject();
+  auto time = [](const KnobValues &k) {
+    double t = k.at("LOOP_ORDER") == "1" ? 1.0 : 3.0;
+    return k.at("TILE") == "32" ? t / 1.02 : t;
+  };
+  auto [proposals, best] = drive(m, 8, time, idleAndMissesFindings(),
+                                 [](const KnobValues &k) { return k.at("TILE") == "64"; });
+  std::string trace;
+  for (const auto &p : proposals)
+    trace += p.rationale + "\n";
+  size_t order = firstWith(proposals, "LOOP_ORDER", "1");
+  ASSERT_LT(order, proposals.size()) << trace;
+  EXPECT_EQ(proposals[order].rationale.find("exploring"), std::string::npos) << trace;
+  EXPECT_NE(proposals[order].rationale.find("misses L1"), std::string::npos) << trace;
+}
+
+TEST(GuidedKernelAgent, AMoveWithinTheNoiseDoesNotRetryWhatLostBeforeIt) {
+  // Thread counts change nothing; TILE 32 is 2% quicker (a move, but within kSettle): the thread
+  // counts that lost from the reference are not tried again from TILE 32, a program that times the
+  // same. The loop order's 3x is a new epoch: from there each may be tried once more.
+  Manifest m = threadsTileOrderProject();
+  auto time = [](const KnobValues &k) {
+    double t = k.at("LOOP_ORDER") == "1" ? 1.0 : 3.0;
+    return k.at("TILE") == "32" ? t / 1.02 : t;
+  };
+  auto [proposals, best] = drive(m, 14, time, idleAndMissesFindings());
+  std::string trace;
+  for (const auto &p : proposals)
+    trace += p.rationale + "\n";
+  size_t moved = firstWith(proposals, "TILE", "32"), order = firstWith(proposals, "LOOP_ORDER", "1");
+  ASSERT_LT(moved, order) << trace;
+  ASSERT_LT(order, proposals.size()) << trace;
+  std::map<std::string, int> before; // thread counts tried alone before the 3x move
+  for (size_t i = 1; i < order; ++i) {
+    const std::string &threads = proposals[i].knobs.at("OMP_NUM_THREADS");
+    if (!threads.empty()) {
+      EXPECT_EQ(++before[threads], 1) << "OMP_NUM_THREADS=" << threads << " tried twice before the move\n" << trace;
+    }
+  }
+  EXPECT_FALSE(before.empty()) << trace;
 }
