@@ -241,8 +241,10 @@ TEST(KernelEvaluator, TheReferenceIsTimedAgainWhenTheMachineDrifts) {
   // Re-timed before every candidate but the first (timed right after it): after two re-timings the
   // median of its last three timings is a slow one.
   EXPECT_GT(drifting.back().metrics.at("reference_s"), start + 0.1);
-  EXPECT_GT(drifting.back().score, 0.7);
-  EXPECT_LT(drifting.back().score, 1.43);
+  // The same code as the reference scores near 1 (0.67 was seen with the whole suite running beside
+  // it on two cores); without re-timing it scores far below, as `fixed` shows.
+  EXPECT_GT(drifting.back().score, 0.5);
+  EXPECT_LT(drifting.back().score, 2.0);
   // Without re-timing, the same code scores on the quick machine's scale: far below.
   EXPECT_LT(fixed.back().score, 0.8 * drifting.back().score);
 }
