@@ -343,7 +343,7 @@ private:
       // A knob the agent has moved from the start's value has shown that it matters: its loss is the
       // gain of the value it has now, undone, not a change to complete.
       bool undoes = start_.count(knob) && start_.at(knob) != best_.at(knob);
-      if (auto score = measured(e.values); !undoes && score && *score > 0 && *score < 0.8 * bestScore_)
+      if (auto score = measured(e.values); !undoes && score && *score > 0 && *score < kClearLoss * bestScore_)
         losers.push_back({*score, e});
       if (std::count_if(partners.begin(), partners.end(), [&](const auto &p) { return p.first == knob; }) < 3)
         partners.push_back({knob, e});
