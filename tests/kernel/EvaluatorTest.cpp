@@ -299,14 +299,15 @@ TEST(KernelEvaluator, ANewBestMustBeatTheBestSoFarSideBySide) {
   s.suspiciousSpeedup = 1000; // this test is about ordinary gains
   KernelEvaluator ev(m, s);
   ASSERT_TRUE(ev.prepare());
-  // The best so far takes 0.1 s of its own; the reference then waits 0.2 s a run: about 1.7x.
+  // The best so far takes 0.1 s of its own; the reference then waits 0.3 s a run: about 2.3x on a
+  // quiet machine, 1.4x where a loaded one adds 0.4 s to every run (CI saw 1.19x with a 0.2 s wait).
   std::ofstream(fixed) << "0.1";
-  std::ofstream(wait) << "0.2";
+  std::ofstream(wait) << "0.3";
   auto ref = p.startRun(ev);
   ASSERT_TRUE(ref.ok()) << ref.error;
   auto incumbent = ev.evaluate(p.variant("1", "8"));
   ASSERT_TRUE(incumbent.ok()) << incumbent.error;
-  EXPECT_GT(incumbent.score, 1.3);
+  EXPECT_GT(incumbent.score, 1.25);
   // The machine slows down for everything but the incumbent; two candidates (the reference's own
   // code) re-time the reference on the slow machine.
   std::ofstream(wait) << "0.6";
