@@ -356,6 +356,10 @@ std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector
     double allowed = 0;
     if (std::isnan(e) || std::isnan(a)) {
       same = std::isnan(e) && std::isnan(a);
+    } else if (std::isinf(e) || std::isinf(a)) {
+      // An infinity matches only the same infinity: inf - inf is NaN, and a tolerance relative to an
+      // infinite reference would allow any finite value.
+      same = e == a;
     } else {
       switch (spec.tolerance) {
       case Tolerance::Exact: same = e == a; break;

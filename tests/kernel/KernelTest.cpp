@@ -288,6 +288,14 @@ TEST(Outputs, EachToleranceDecides) {
   EXPECT_TRUE(compareOutputs(s, {1.0}, {1.0 + 1e-12}));
   EXPECT_FALSE(compareOutputs(s, {NAN}, {NAN})); // NaN where the reference has NaN
   EXPECT_TRUE(compareOutputs(s, {1.0}, {NAN}));
+  // An infinity matches only the same infinity, under every tolerance.
+  for (Tolerance t : {Tolerance::Exact, Tolerance::Abs, Tolerance::Rel, Tolerance::Ulp}) {
+    s.tolerance = t;
+    EXPECT_FALSE(compareOutputs(s, {INFINITY, -INFINITY}, {INFINITY, -INFINITY})) << toString(t);
+    EXPECT_TRUE(compareOutputs(s, {INFINITY}, {1e308})) << toString(t);
+    EXPECT_TRUE(compareOutputs(s, {1e308}, {INFINITY})) << toString(t);
+    EXPECT_TRUE(compareOutputs(s, {INFINITY}, {-INFINITY})) << toString(t);
+  }
   OutputSpec f32;
   f32.dtype = "f32";
   EXPECT_EQ(tolerances(f32).first, 1e-4);
