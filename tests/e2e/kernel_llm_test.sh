@@ -172,11 +172,13 @@ if part agent; then
   expect_eq comment-status "$(step_field 1 10 "j['result']['status']")" ok
   expect_eq comment-unaligned "$(step_field 1 10 "j['agent_notes']['alignment']['aligned']")" False
   expect_eq alignment "$(jq_py "$TMP/agent-report.json" "(j['evidence_alignment']['aligned'], j['evidence_alignment']['claimed'])")" "(6, 7)"
-  # The validation seeds are never in what the model reads.
+  # The validation seeds (manifest seeds + 1000 x run seed 3) are never in what the model reads:
+  # matched as whole numbers, so a measured time such as 0.30021 s is not taken for a seed.
   expect_eq no-seeds "$(python3 -c "
-import json, sys
+import json, re
 bodies = [json.dumps(json.loads(l)['body']) for l in open('$TMP/requests.jsonl')]
-print(any(s in b for b in bodies for s in ('seed 3001', '3001,', '3002', '3003')))")" False
+found = [m.group(0) for b in bodies for m in re.finditer(r'(?<![0-9.])300[123](?![0-9]|[.][0-9])', b)]
+print(found or False)")" False
   # The best variant is written where the user can build it.
   best=$(jq_py "$TMP/agent-report.json" "j['best_file']")
   expect_eq best-file "$(grep -c 'ii += 32' "$best/transpose.c")" 1
