@@ -162,9 +162,14 @@ std::vector<std::string> readValues(TableReader &k) {
     r.failAt("to", "must not be below 'from'");
   std::vector<std::string> out;
   for (double v = from; v <= to + 1e-9 && out.size() <= 4096; v = step > 0 ? v + step : v * factor) {
-    out.push_back(v == std::floor(v) ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{}", v));
+    // Whole values print as integers (-D TILE=32, not 32.0) where a double holds them exactly; beyond
+    // 2^53 the conversion could overflow, and the shortest form of the double is written instead.
+    bool whole = v == std::floor(v) && std::fabs(v) < 9007199254740992.0;
+    out.push_back(whole ? fmt::format("{}", static_cast<int64_t>(v)) : fmt::format("{}", v));
     if (factor > 0 && v <= 0)
       r.failAt("from", "must be positive with 'factor'");
+    if (step > 0 && v + step == v && v < to)
+      r.failAt("step", fmt::format("is too small to move past {} (below a double's resolution there)", v));
   }
   if (out.size() > 4096)
     r.failHere("the range has more than 4096 values");
@@ -278,7 +283,11 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       out.atol = o.number("atol", 0);
       if (!(out.rtol >= 0 && out.atol >= 0 && std::isfinite(out.rtol) && std::isfinite(out.atol)))
         o.failHere("rtol and atol must be finite and non-negative");
-      out.ulps = static_cast<int64_t>(o.number("ulps", 4));
+      double ulps = o.number("ulps", 4); // checked before the conversion: 1e300 is not an int64
+      if (!(ulps >= 0 && ulps <= 1e15) || ulps != std::floor(ulps))
+        o.failAt("ulps", "must be a whole number between 0 and 1e15");
+      else
+        out.ulps = static_cast<int64_t>(ulps);
       out.ignore = o.has("ignore") ? o.strings("ignore") : (o.known("ignore"), std::vector<std::string>{});
       for (const auto &re : out.ignore)
         if (auto compiled = support::Regex::compile(re); !compiled)

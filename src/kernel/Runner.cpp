@@ -325,16 +325,17 @@ std::pair<double, double> tolerances(const OutputSpec &spec) {
 }
 
 namespace {
-int64_t ulpDistance(double a, double b) {
-  if (a == b)
-    return 0;
-  int64_t x, y;
-  std::memcpy(&x, &a, 8);
-  std::memcpy(&y, &b, 8);
-  if (x < 0)
-    x = INT64_MIN - x;
-  if (y < 0)
-    y = INT64_MIN - y;
+// The doubles in order on an unsigned line, -0 and +0 at one point (2^63): the distance between any
+// two of them, -infinity to +infinity included, fits in 64 unsigned bits, where a signed difference
+// overflows.
+uint64_t ulpDistance(double a, double b) {
+  auto ordered = [](double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    constexpr uint64_t sign = uint64_t{1} << 63;
+    return bits & sign ? sign - (bits & ~sign) : sign + bits;
+  };
+  uint64_t x = ordered(a), y = ordered(b);
   return x > y ? x - y : y - x;
 }
 } // namespace
@@ -363,7 +364,10 @@ std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector
       case Tolerance::Exact: same = e == a; break;
       case Tolerance::Abs: allowed = atol; same = std::fabs(a - e) <= allowed; break;
       case Tolerance::Rel: allowed = atol + rtol * std::fabs(e); same = std::fabs(a - e) <= allowed; break;
-      case Tolerance::Ulp: same = ulpDistance(e, a) <= spec.ulps; allowed = static_cast<double>(spec.ulps); break;
+      case Tolerance::Ulp:
+        same = spec.ulps >= 0 && ulpDistance(e, a) <= static_cast<uint64_t>(spec.ulps);
+        allowed = static_cast<double>(spec.ulps);
+        break;
       }
     }
     if (!same) {

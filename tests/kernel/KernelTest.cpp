@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <thread>
 #include <functional>
@@ -148,6 +149,23 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   EXPECT_EQ(ranged->knobs[0].values, (std::vector<std::string>{"4", "8", "16", "32", "64"}));
   e = errorOf(replace("values = [8, 16, 32]", "range = { from = 4, to = 64 }"));
   EXPECT_NE(e.find("exactly one of 'step'"), std::string::npos) << e;
+  // Values beyond 2^53 are written as doubles, never converted to an integer that overflows.
+  auto vast = parseManifest("hone.toml", replace("values = [8, 16, 32]\ndefault = 16",
+                                                 "range = { from = 1e300, to = 4e300, factor = 2 }"));
+  ASSERT_TRUE(vast) << vast.error().message;
+  EXPECT_EQ(vast->knobs[0].values, (std::vector<std::string>{"1e+300", "2e+300", "4e+300"}));
+  e = errorOf(replace("values = [8, 16, 32]\ndefault = 16", "range = { from = 1e300, to = 2e300, step = 1 }"));
+  EXPECT_NE(e.find("knob[0].range.step: is too small to move past 1e+300"), std::string::npos) << e;
+  for (const char *bad : {"-1", "2.5", "1e300"}) {
+    e = errorOf(replace("[[knob]]\nname = \"TILE\"",
+                        std::string("[output]\ntolerance = \"ulp\"\nulps = ") + bad + "\n\n[[knob]]\nname = \"TILE\""));
+    EXPECT_NE(e.find("output.ulps: must be a whole number between 0 and 1e15"), std::string::npos) << bad << ": " << e;
+  }
+  auto ulps = parseManifest("hone.toml",
+                            replace("[[knob]]\nname = \"TILE\"",
+                                    "[output]\ntolerance = \"ulp\"\nulps = 16\n\n[[knob]]\nname = \"TILE\""));
+  ASSERT_TRUE(ulps) << ulps.error().message;
+  EXPECT_EQ(ulps->output.ulps, 16);
   e = errorOf(replace("[[knob]]\nname = \"TILE\"", "[output]\ntolerance = \"close\"\n\n[[knob]]\nname = \"TILE\""));
   EXPECT_NE(e.find("\"exact\", \"abs\", \"rel\" or \"ulp\""), std::string::npos) << e;
   e = errorOf(replace("sources = [\"k.c\"]", "sources = [\"k.c\"]\neditable = [\"../other.c\"]"));
@@ -288,6 +306,15 @@ TEST(Outputs, EachToleranceDecides) {
   EXPECT_TRUE(compareOutputs(s, {1.0}, {1.0 + 1e-12}));
   EXPECT_FALSE(compareOutputs(s, {NAN}, {NAN})); // NaN where the reference has NaN
   EXPECT_TRUE(compareOutputs(s, {1.0}, {NAN}));
+  // -0 and +0 are one point: the smallest subnormals either side of zero are 2 ulps apart.
+  double tiny = std::numeric_limits<double>::denorm_min(), huge = std::numeric_limits<double>::max();
+  EXPECT_FALSE(compareOutputs(s, {-tiny, -0.0}, {tiny, 0.0}));
+  s.ulps = 1;
+  EXPECT_TRUE(compareOutputs(s, {-tiny}, {tiny}));
+  // The widest distances (opposite signs at the ends of the range) are measured, not overflowed.
+  auto far = compareOutputs(s, {-huge}, {huge});
+  ASSERT_TRUE(far);
+  EXPECT_NE(far->message.find("18437736874454810622 ulps apart"), std::string::npos) << far->message;
   // An infinity matches only the same infinity, under every tolerance.
   for (Tolerance t : {Tolerance::Exact, Tolerance::Abs, Tolerance::Rel, Tolerance::Ulp}) {
     s.tolerance = t;
