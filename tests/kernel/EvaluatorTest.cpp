@@ -324,9 +324,10 @@ TEST(KernelEvaluator, ANewBestMustBeatTheBestSoFarSideBySide) {
   EXPECT_LT(challenger.metrics.at("incumbent_ratio"), 0.95);
   EXPECT_LT(challenger.score, incumbent.score); // not the new best
   EXPECT_NEAR(challenger.score, incumbent.score * challenger.metrics.at("incumbent_ratio"), 1e-9);
-  // Once the incumbent is the slower of the two (0.3 s against 0.15 s), the same code beats it side
-  // by side and keeps the lower of its ratios to the reference.
-  std::ofstream(fixed) << "0.3";
+  // Once the incumbent is the slower of the two (0.6 s against 0.15 s), the same code beats it side
+  // by side and keeps the lower of its ratios to the reference. (With 0.3 s against 0.15 s, a loaded
+  // machine running the sanitizer build adding about 0.6 s to every run, CI saw a ratio of 1.19.)
+  std::ofstream(fixed) << "0.6";
   auto winner = ev.evaluate(p.variant("2", "9"));
   ASSERT_TRUE(winner.ok()) << winner.error;
   ASSERT_EQ(winner.metrics.count("incumbent_ratio"), 1u);
