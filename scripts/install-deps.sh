@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   python3-jsonschema                  # tests: the corpus export against its schema
   clang libclang-rt-14-dev            # sanitizer + libFuzzer build
+  libclang-dev libomp-dev             # source model (libclang); the race check (clang, TSan + Archer)
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libsqlite3-dev libcurl4-openssl-dev libdtl-dev libcpp-httplib-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -1,0 +1,421 @@
+#include "kernel/source/Dependence.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+
+namespace hone::kernel::source {
+
+namespace {
+
+constexpr uint8_t kLt = 1, kEq = 2, kGt = 4, kAny = 7;
+
+/// The loops enclosing loop `l` (itself included), outermost first.
+std::vector<int> enclosing(const Nest &n, int l) {
+  std::vector<int> out;
+  for (int guard = 0; l >= 0 && guard < 1000; ++guard) {
+    out.push_back(l);
+    l = n.loops[static_cast<size_t>(l)].parent;
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+bool inside(const Nest &n, int l, int outer) {
+  for (int guard = 0; l >= 0 && guard < 1000; ++guard) {
+    if (l == outer)
+      return true;
+    l = n.loops[static_cast<size_t>(l)].parent;
+  }
+  return false;
+}
+
+std::set<std::string> writtenScalars(const Nest &n) {
+  std::set<std::string> out;
+  for (const auto &a : n.accesses)
+    if (a.write && a.subscripts.empty() && !a.indirect)
+      out.insert(a.base);
+  return out;
+}
+
+/// The loop of `access`'s enclosing loops whose variable is `var` (the innermost such), or -1.
+int loopOf(const Nest &n, const Access &a, const std::string &var) {
+  for (int l = a.loop, guard = 0; l >= 0 && guard < 1000; ++guard) {
+    if (n.loops[static_cast<size_t>(l)].var == var)
+      return l;
+    l = n.loops[static_cast<size_t>(l)].parent;
+  }
+  return -1;
+}
+
+struct PairDeps {
+  bool independent = false;
+  std::map<int, uint8_t> dir; // per common loop: the directions a dependence can have (source a, sink b)
+  uint8_t at(int l) const {
+    auto it = dir.find(l);
+    return it == dir.end() ? kAny : it->second;
+  }
+};
+
+/// Tests every subscript pair of two accesses to one array (ZIV, strong SIV, GCD).
+PairDeps testPair(const Nest &n, const Access &a, const Access &b, const std::set<std::string> &written) {
+  PairDeps out;
+  if (a.subscripts.size() != b.subscripts.size())
+    return out;
+  auto common = enclosing(n, a.loop);
+  auto cb = enclosing(n, b.loop);
+  common.erase(std::remove_if(common.begin(), common.end(),
+                              [&](int l) { return std::find(cb.begin(), cb.end(), l) == cb.end(); }),
+               common.end());
+  for (size_t d = 0; d < a.subscripts.size(); ++d) {
+    const auto &fa = a.subscripts[d], &fb = b.subscripts[d];
+    if (!fa || !fb)
+      continue;
+    std::map<int, int64_t> xa, xb;
+    std::map<std::string, int64_t> sa, sb;
+    bool known = true;
+    auto split = [&](const Affine &f, const Access &acc, std::map<int, int64_t> &x, std::map<std::string, int64_t> &s) {
+      for (const auto &[var, c] : f.terms) {
+        int l = loopOf(n, acc, var);
+        if (l >= 0)
+          x[l] += c;
+        else if (written.count(var))
+          known = false; // a variable the nest changes: not an invariant
+        else
+          s[var] += c;
+      }
+    };
+    split(*fa, a, xa, sa);
+    split(*fb, b, xb, sb);
+    if (!known || sa != sb)
+      continue;
+    int64_t delta = fb->constant - fa->constant; // sum(xa) - sum(xb) = delta
+    if (xa.empty() && xb.empty()) {
+      if (delta != 0) {
+        out.independent = true;
+        return out;
+      }
+      continue;
+    }
+    if (xa.size() == 1 && xb.size() == 1 && xa.begin()->first == xb.begin()->first &&
+        xa.begin()->second == xb.begin()->second &&
+        std::find(common.begin(), common.end(), xa.begin()->first) != common.end()) {
+      int l = xa.begin()->first;
+      int64_t c = xa.begin()->second;
+      if (delta % c != 0) {
+        out.independent = true;
+        return out;
+      }
+      int64_t distance = -delta / c; // y - x: the sink's iteration minus the source's
+      uint8_t d0 = distance > 0 ? kLt : distance == 0 ? kEq : kGt;
+      uint8_t &slot = out.dir.emplace(l, kAny).first->second;
+      slot &= d0;
+      if (!slot) {
+        out.independent = true;
+        return out;
+      }
+      continue;
+    }
+    int64_t g = 0;
+    for (const auto &[l, c] : xa)
+      g = std::gcd(g, c < 0 ? -c : c);
+    for (const auto &[l, c] : xb)
+      g = std::gcd(g, c < 0 ? -c : c);
+    if (g != 0 && delta % g != 0) {
+      out.independent = true;
+      return out;
+    }
+  }
+  return out;
+}
+
+std::string where(const Access &a) {
+  std::string subs;
+  for (const auto &s : a.subscripts)
+    subs += "[" + (s ? s->toString() : std::string("?")) + "]";
+  return fmt::format("{}{} (line {})", a.base, subs, a.line);
+}
+
+/// Every direction vector over `loops` a pair's dependence can have, source before sink; loops
+/// outside `loops` that enclose them are held at '='.
+std::vector<std::vector<uint8_t>> vectors(const PairDeps &p, const std::vector<int> &loops, const std::vector<int> &outer) {
+  std::vector<std::vector<uint8_t>> out;
+  for (int l : outer)
+    if (!(p.at(l) & kEq))
+      return out;
+  std::vector<uint8_t> v(loops.size(), kEq);
+  std::function<void(size_t)> rec = [&](size_t i) {
+    if (i == loops.size()) {
+      auto it = std::find_if(v.begin(), v.end(), [](uint8_t x) { return x != kEq; });
+      if (it == v.end())
+        return; // loop-independent, or carried by loops inside the band: kept by any order
+      std::vector<uint8_t> w = v;
+      if (*it == kGt) // the dependence runs from b to a
+        for (auto &x : w)
+          x = x == kLt ? kGt : x == kGt ? kLt : x;
+      out.push_back(w);
+      return;
+    }
+    for (uint8_t d : {kLt, kEq, kGt})
+      if (p.at(loops[i]) & d) {
+        v[i] = d;
+        rec(i + 1);
+      }
+  };
+  rec(0);
+  return out;
+}
+
+/// The reason a band cannot be reordered because of its scalars or its calls, or "".
+std::string bandBlockers(const Nest &n, const std::vector<int> &band) {
+  if (n.jumps)
+    return "the nest leaves its loops early (return, break or goto)";
+  if (n.io)
+    return "the nest does I/O";
+  if (n.irregular)
+    return "the nest holds while/do/switch statements or directives";
+  if (n.unknownCalls)
+    for (const auto &c : n.calls)
+      if (!isPureFunction(c))
+        return fmt::format("the nest calls {}, which may write memory", c);
+  int top = band.front();
+  std::map<std::string, std::vector<const Access *>> scalars;
+  for (const auto &a : n.accesses) {
+    if (!inside(n, a.loop, top))
+      continue;
+    if (a.indirect && a.write)
+      return fmt::format("the nest writes through a pointer hone cannot follow (line {})", a.line);
+    if (a.subscripts.empty() && !a.indirect)
+      scalars[a.base].push_back(&a);
+  }
+  for (const auto &[name, list] : scalars) {
+    bool writes = std::any_of(list.begin(), list.end(), [](const Access *a) { return a->write; });
+    if (!writes)
+      continue;
+    bool loopVar = std::any_of(n.loops.begin(), n.loops.end(), [&](const Loop &l) { return l.var == name; });
+    auto local = n.locals.find(name);
+    if (loopVar || (local != n.locals.end() && inside(n, local->second, band.back())))
+      continue;
+    const Access *first = list.front();
+    if (first->write && first->plainAssign && !first->inCondition)
+      continue; // a temporary of each iteration
+    return fmt::format("the scalar {} carries a value from one iteration to the next (line {})", name, first->line);
+  }
+  return "";
+}
+
+template <typename F> bool eachPair(const Nest &n, int top, F &&f) {
+  auto written = writtenScalars(n);
+  std::vector<const Access *> arrays;
+  for (const auto &a : n.accesses)
+    if (inside(n, a.loop, top) && !a.subscripts.empty() && !a.indirect)
+      arrays.push_back(&a);
+  for (size_t i = 0; i < arrays.size(); ++i)
+    for (size_t j = i; j < arrays.size(); ++j) {
+      const Access &a = *arrays[i], &b = *arrays[j];
+      if (a.base != b.base || !(a.write || b.write))
+        continue;
+      PairDeps p = testPair(n, a, b, written);
+      if (p.independent)
+        continue;
+      if (!f(a, b, p))
+        return false;
+    }
+  return true;
+}
+
+} // namespace
+
+std::string Parallelism::clauses() const {
+  std::string out;
+  if (!privates.empty())
+    out += fmt::format(" private({})", fmt::join(privates, ", "));
+  if (!lastprivates.empty())
+    out += fmt::format(" lastprivate({})", fmt::join(lastprivates, ", "));
+  std::map<char, std::vector<std::string>> byOp;
+  for (const auto &[op, v] : reductions)
+    byOp[op].push_back(v);
+  for (const auto &[op, vs] : byOp)
+    out += fmt::format(" reduction({}:{})", op, fmt::join(vs, ", "));
+  return out;
+}
+
+Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEqual) {
+  Parallelism out;
+  const Loop &L = n.loops[static_cast<size_t>(loop)];
+  if (L.var.empty() || L.step <= 0 || L.inMacro) {
+    out.why = "its header is not of the form `for (i = a; i < b; i += c)`";
+    return out;
+  }
+  if (n.jumps) {
+    out.why = "the nest leaves its loops early (return, break or goto)";
+    return out;
+  }
+  if (n.io) {
+    out.why = "the nest does I/O";
+    return out;
+  }
+  for (const auto &c : n.calls)
+    if (!isPureFunction(c)) {
+      out.why = fmt::format("it calls {}, which may write memory or keep state", c);
+      return out;
+    }
+  std::map<std::string, std::vector<const Access *>> scalars;
+  bool anyWrite = false, anyIndirect = false;
+  for (const auto &a : n.accesses) {
+    if (!inside(n, a.loop, loop))
+      continue;
+    anyWrite |= a.write;
+    if (a.indirect) {
+      anyIndirect = true;
+      if (a.write) {
+        out.why = fmt::format("it writes through a pointer or member hone cannot follow (line {})", a.line);
+        return out;
+      }
+    }
+    if (a.base == L.var && a.write) {
+      out.why = fmt::format("its variable {} is changed in the body (line {})", L.var, a.line);
+      return out;
+    }
+    if (a.subscripts.empty() && !a.indirect)
+      scalars[a.base].push_back(&a);
+  }
+  if (anyIndirect && anyWrite) {
+    out.why = "it reads through a pointer hone cannot follow while writing memory";
+    return out;
+  }
+  // C does not make a sequential loop's variable private inside a parallel loop (Fortran does):
+  // an inner loop over a variable declared outside the nest needs the clause.
+  for (size_t li = 0; li < n.loops.size(); ++li) {
+    const Loop &inner = n.loops[li];
+    if (static_cast<int>(li) != loop && inside(n, static_cast<int>(li), loop) && !inner.declaresVar &&
+        std::find(out.privates.begin(), out.privates.end(), inner.var) == out.privates.end())
+      out.privates.push_back(inner.var);
+  }
+  for (const auto &[name, list] : scalars) {
+    if (name == L.var || !std::any_of(list.begin(), list.end(), [](const Access *a) { return a->write; }))
+      continue;
+    auto inner = std::find_if(n.loops.begin(), n.loops.end(), [&](const Loop &l) { return l.var == name; });
+    if (inner != n.loops.end()) {
+      int li = static_cast<int>(inner - n.loops.begin());
+      if (li != loop && inside(n, li, loop))
+        continue; // private above
+
+    }
+    auto local = n.locals.find(name);
+    if (local != n.locals.end() && inside(n, local->second, loop))
+      continue; // declared in the body: each iteration's own
+    char op = 0;
+    bool reduction = std::all_of(list.begin(), list.end(), [&](const Access *a) {
+      char o = a->updateOp == '-' ? '+' : a->updateOp;
+      if (!o || (op && o != op) || (o != '+' && o != '*'))
+        return false;
+      op = o;
+      return true;
+    });
+    if (reduction) {
+      out.reductions.push_back({op, name});
+      continue;
+    }
+    const Access *first = list.front();
+    if (first->write && first->plainAssign && !first->inCondition) {
+      out.lastprivates.push_back(name);
+      continue;
+    }
+    out.why = fmt::format("the scalar {} carries a value from one iteration to the next (line {})", name, first->line);
+    return out;
+  }
+  auto outer = enclosing(n, loop);
+  outer.pop_back();
+  if (outerEqual)
+    outer = *outerEqual;
+  std::string why;
+  bool ok = eachPair(n, loop, [&](const Access &a, const Access &b, const PairDeps &p) {
+    for (int l : outer)
+      if (!(p.at(l) & kEq))
+        return true;
+    if (p.at(loop) & (kLt | kGt)) {
+      why = a.order == b.order ? fmt::format("{} is written by several iterations", where(a))
+                               : fmt::format("{} and {} touch the same element in different iterations", where(a),
+                                             where(b));
+      return false;
+    }
+    return true;
+  });
+  if (!ok) {
+    out.why = why;
+    out.privates.clear();
+    out.lastprivates.clear();
+    out.reductions.clear();
+    return out;
+  }
+  out.legal = true;
+  return out;
+}
+
+bool rectangular(const Nest &n, const std::vector<int> &band, std::string *why) {
+  std::set<std::string> vars;
+  for (int l : band)
+    vars.insert(n.loops[static_cast<size_t>(l)].var);
+  auto written = writtenScalars(n);
+  for (int l : band) {
+    const Loop &L = n.loops[static_cast<size_t>(l)];
+    if (!L.canonical || L.step != 1 || L.inMacro) {
+      *why = fmt::format("the loop at line {} is not of the form `for (i = a; i < b; i++)`", L.line);
+      return false;
+    }
+    for (const auto &name : L.boundNames)
+      if (vars.count(name) || written.count(name)) {
+        *why = fmt::format("the bounds of the loop at line {} use {}, which the nest changes", L.line, name);
+        return false;
+      }
+  }
+  return true;
+}
+
+bool permutationLegal(const Nest &n, const std::vector<int> &band, const std::vector<int> &order, std::string *why) {
+  if (std::string b = bandBlockers(n, band); !b.empty()) {
+    *why = b;
+    return false;
+  }
+  auto outer = enclosing(n, band.front());
+  outer.pop_back();
+  return eachPair(n, band.front(), [&](const Access &a, const Access &b, const PairDeps &p) {
+    for (const auto &v : vectors(p, band, outer)) {
+      for (size_t i = 0; i < order.size(); ++i) {
+        uint8_t d = v[static_cast<size_t>(order[i])];
+        if (d == kLt)
+          break;
+        if (d == kGt) {
+          *why = fmt::format("the dependence between {} and {} would run backwards", where(a), where(b));
+          return false;
+        }
+      }
+    }
+    return true;
+  });
+}
+
+bool tilingLegal(const Nest &n, const std::vector<int> &band, std::string *why) {
+  if (std::string b = bandBlockers(n, band); !b.empty()) {
+    *why = b;
+    return false;
+  }
+  auto outer = enclosing(n, band.front());
+  outer.pop_back();
+  return eachPair(n, band.front(), [&](const Access &a, const Access &b, const PairDeps &p) {
+    for (const auto &v : vectors(p, band, outer))
+      if (std::find(v.begin(), v.end(), kGt) != v.end()) {
+        *why = fmt::format("the dependence between {} and {} is not fully permutable", where(a), where(b));
+        return false;
+      }
+    return true;
+  });
+}
+
+} // namespace hone::kernel::source

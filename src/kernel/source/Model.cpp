@@ -1,0 +1,776 @@
+// The source model from libclang (Model.h). Clang parses each editable file
+// as the build compiles it; hone walks the cursors of every function's loops.
+// Operators are not exposed by libclang 14's C API, so they are read from the
+// file's tokens between an operator's operands (the file is tokenized once).
+#include "kernel/source/Model.h"
+
+#include <clang-c/Index.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+namespace hone::kernel::source {
+
+std::string Affine::toString() const {
+  std::string out;
+  for (const auto &[var, c] : terms) {
+    if (!out.empty())
+      out += c < 0 ? " - " : " + ";
+    else if (c < 0)
+      out += "-";
+    int64_t a = c < 0 ? -c : c;
+    out += a == 1 ? var : fmt::format("{}*{}", a, var);
+  }
+  if (constant != 0 || out.empty())
+    out += out.empty() ? std::to_string(constant)
+                       : (constant < 0 ? " - " : " + ") + std::to_string(constant < 0 ? -constant : constant);
+  return out;
+}
+
+std::vector<int> Nest::band() const {
+  std::vector<int> out;
+  if (loops.empty())
+    return out;
+  int l = 0;
+  out.push_back(l);
+  while (loops[static_cast<size_t>(l)].onlyChildLoop) {
+    l = loops[static_cast<size_t>(l)].children.front();
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::string Nest::label() const { return fmt::format("{}:{}", file, line); }
+
+const FileModel *Program::file(const std::string &name) const {
+  for (const auto &f : files)
+    if (f.name == name)
+      return &f;
+  return nullptr;
+}
+
+bool isPureFunction(const std::string &name) {
+  static const std::set<std::string> pure = {
+      "sqrt",  "sqrtf", "exp",   "expf",  "exp2",  "log",   "logf",  "log2",  "log10", "pow",   "powf",
+      "fabs",  "fabsf", "abs",   "labs",  "sin",   "sinf",  "cos",   "cosf",  "tan",   "tanh",  "atan",
+      "atan2", "floor", "ceil",  "fmin",  "fmax",  "fminf", "fmaxf", "fma",   "hypot", "cbrt",  "erf",
+      "round", "trunc", "fmod",  "acos",  "asin",  "sinh",  "cosh",  "expm1", "log1p", "min",   "max",
+      "std::min", "std::max", "std::abs", "std::sqrt", "std::exp"};
+  return pure.count(name) > 0;
+}
+
+namespace {
+
+bool isIoFunction(const std::string &name) {
+  static const std::set<std::string> io = {"printf", "fprintf", "sprintf", "snprintf", "puts",  "fputs", "putchar",
+                                           "fputc",  "fwrite",  "fread",   "scanf",    "fscanf", "fopen", "fclose",
+                                           "write",  "read",    "fflush",  "perror",   "getline", "fgets"};
+  return io.count(name) > 0;
+}
+
+struct Tok {
+  std::string text;
+  CXTokenKind kind;
+  size_t begin, end;
+};
+
+std::string str(CXString s) {
+  const char *c = clang_getCString(s);
+  std::string out = c ? c : "";
+  clang_disposeString(s);
+  return out;
+}
+
+size_t offsetOf(CXSourceLocation loc) {
+  unsigned offset = 0;
+  clang_getFileLocation(loc, nullptr, nullptr, nullptr, &offset);
+  return offset;
+}
+int lineOf(CXSourceLocation loc) {
+  unsigned line = 0;
+  clang_getFileLocation(loc, nullptr, &line, nullptr, nullptr);
+  return static_cast<int>(line);
+}
+
+std::vector<CXCursor> childrenOf(CXCursor c) {
+  std::vector<CXCursor> out;
+  clang_visitChildren(
+      c,
+      [](CXCursor child, CXCursor, CXClientData data) {
+        static_cast<std::vector<CXCursor> *>(data)->push_back(child);
+        return CXChildVisit_Continue;
+      },
+      &out);
+  return out;
+}
+
+/// Peels parentheses and implicit conversions.
+CXCursor strip(CXCursor c) {
+  for (int guard = 0; guard < 64; ++guard) {
+    CXCursorKind k = clang_getCursorKind(c);
+    if (k != CXCursor_ParenExpr && k != CXCursor_UnexposedExpr)
+      break;
+    auto kids = childrenOf(c);
+    if (kids.size() != 1)
+      break;
+    c = kids[0];
+  }
+  return c;
+}
+
+constexpr int kMaxDepth = 400; // deeper expressions are not analysed (the nest is left alone)
+
+class NestBuilder {
+public:
+  NestBuilder(CXTranslationUnit tu, const std::string &text, const std::vector<Tok> &toks, Nest &nest)
+      : tu_(tu), text_(text), toks_(toks), nest_(nest) {}
+
+  int loop(CXCursor c, int parent) {
+    int index = static_cast<int>(nest_.loops.size());
+    nest_.loops.emplace_back();
+    {
+      Loop &l = nest_.loops.back();
+      l.parent = parent;
+      l.depth = parent < 0 ? 0 : nest_.loops[static_cast<size_t>(parent)].depth + 1;
+      CXSourceRange r = clang_getCursorExtent(c);
+      l.begin = offsetOf(clang_getRangeStart(r));
+      l.end = statementEnd(offsetOf(clang_getRangeEnd(r)));
+      l.line = lineOf(clang_getRangeStart(r));
+      l.endLine = lineOf(clang_getRangeEnd(r));
+      CXSourceLocation start = clang_getRangeStart(r);
+      unsigned spelling = 0, expansion = 0;
+      clang_getSpellingLocation(start, nullptr, nullptr, nullptr, &spelling);
+      clang_getExpansionLocation(start, nullptr, nullptr, nullptr, &expansion);
+      l.inMacro = spelling != expansion || l.begin + 3 > text_.size() || text_.compare(l.begin, 3, "for") != 0;
+    }
+    if (parent >= 0)
+      nest_.loops[static_cast<size_t>(parent)].children.push_back(index);
+    header(index);
+    auto kids = childrenOf(c);
+    if (kids.empty())
+      return index;
+    CXCursor body = kids.back();
+    {
+      Loop &l = nest_.loops[static_cast<size_t>(index)];
+      CXSourceRange br = clang_getCursorExtent(body);
+      l.bodyBegin = offsetOf(clang_getRangeStart(br));
+      l.bodyEnd = statementEnd(offsetOf(clang_getRangeEnd(br)));
+      l.bodyIsCompound = clang_getCursorKind(body) == CXCursor_CompoundStmt;
+      CXCursor only = body;
+      if (l.bodyIsCompound) {
+        auto inner = childrenOf(body);
+        only = inner.size() == 1 ? inner[0] : clang_getNullCursor();
+      }
+      l.onlyChildLoop = !clang_Cursor_isNull(only) && clang_getCursorKind(only) == CXCursor_ForStmt;
+    }
+    // The header's parts other than the body: reads (the loop's own variable aside).
+    std::string var = nest_.loops[static_cast<size_t>(index)].var;
+    for (size_t i = 0; i + 1 < kids.size(); ++i)
+      expr(kids[i], Mode::Read, index, 0, var);
+    statement(body, index, false, 0);
+    return index;
+  }
+
+private:
+  enum class Mode { Read, Write, ReadWrite };
+
+  /// The end of a statement whose extent ends at `end`: past its ';' unless it ends with a brace.
+  size_t statementEnd(size_t end) const {
+    if (end > 0 && end <= text_.size() && text_[end - 1] == '}')
+      return end;
+    auto it = std::lower_bound(toks_.begin(), toks_.end(), end, [](const Tok &t, size_t o) { return t.begin < o; });
+    for (; it != toks_.end(); ++it) {
+      if (it->text == ";")
+        return it->end;
+      if (it->kind != CXToken_Comment)
+        break;
+    }
+    return end;
+  }
+
+  /// The tokens in [begin, end).
+  std::vector<const Tok *> tokens(size_t begin, size_t end) const {
+    std::vector<const Tok *> out;
+    auto it = std::lower_bound(toks_.begin(), toks_.end(), begin, [](const Tok &t, size_t o) { return t.begin < o; });
+    for (; it != toks_.end() && it->begin < end; ++it)
+      if (it->kind != CXToken_Comment)
+        out.push_back(&*it);
+    return out;
+  }
+
+  std::string slice(const std::vector<const Tok *> &t, size_t from, size_t to) const {
+    if (from >= to || to > t.size())
+      return "";
+    return text_.substr(t[from]->begin, t[to - 1]->end - t[from]->begin);
+  }
+
+  /// Reads `for (init; cond; inc)` from the tokens: the canonical form hone rewrites.
+  void header(int index) {
+    Loop &l = nest_.loops[static_cast<size_t>(index)];
+    auto t = tokens(l.begin, l.end);
+    if (t.size() < 6 || t[0]->text != "for" || t[1]->text != "(")
+      return;
+    std::vector<size_t> semis;
+    int depth = 0;
+    size_t close = 0;
+    for (size_t i = 1; i < t.size() && !close; ++i) {
+      const std::string &s = t[i]->text;
+      if (s == "(" || s == "[" || s == "{")
+        ++depth;
+      else if (s == ")" || s == "]" || s == "}") {
+        if (--depth == 0)
+          close = i;
+      } else if (s == ";" && depth == 1)
+        semis.push_back(i);
+    }
+    if (!close || semis.size() != 2)
+      return;
+    // init: [type] var = lower
+    size_t a = 2, b = semis[0];
+    size_t eq = a;
+    while (eq < b && t[eq]->text != "=")
+      ++eq;
+    if (eq >= b || eq == a)
+      return;
+    for (size_t i = a; i < b; ++i)
+      if (t[i]->text == ",")
+        return;
+    l.var = t[eq - 1]->text;
+    if (t[eq - 1]->kind != CXToken_Identifier)
+      return (void)(l.var.clear());
+    l.declaresVar = eq - 1 > a;
+    l.varType = l.declaresVar ? slice(t, a, eq - 1) : "";
+    l.lower = slice(t, eq + 1, b);
+    // cond: var < upper | var <= upper | upper > var | upper >= var
+    size_t c0 = semis[0] + 1, c1 = semis[1];
+    bool inclusive = false;
+    if (c1 - c0 >= 3 && t[c0]->text == l.var && (t[c0 + 1]->text == "<" || t[c0 + 1]->text == "<=")) {
+      inclusive = t[c0 + 1]->text == "<=";
+      l.upper = slice(t, c0 + 2, c1);
+    } else if (c1 - c0 >= 3 && t[c1 - 1]->text == l.var && (t[c1 - 2]->text == ">" || t[c1 - 2]->text == ">=")) {
+      inclusive = t[c1 - 2]->text == ">=";
+      l.upper = slice(t, c0, c1 - 2);
+    } else {
+      return;
+    }
+    for (size_t i = c0; i < c1; ++i)
+      if (t[i]->text == "," || t[i]->text == "&&" || t[i]->text == "||" || t[i]->text == "?")
+        return;
+    if (inclusive)
+      l.upper = "(" + l.upper + ") + 1";
+    // inc: var++ | ++var | var += K | var = var + K
+    size_t i0 = semis[1] + 1, i1 = close;
+    auto n = i1 - i0;
+    auto integer = [](const std::string &s) -> int64_t {
+      if (s.empty() || !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; }) || s.size() > 9)
+        return 0;
+      return std::stoll(s);
+    };
+    if (n == 2 && ((t[i0]->text == l.var && t[i0 + 1]->text == "++") || (t[i0]->text == "++" && t[i0 + 1]->text == l.var)))
+      l.step = 1;
+    else if (n == 3 && t[i0]->text == l.var && t[i0 + 1]->text == "+=")
+      l.step = integer(t[i0 + 2]->text);
+    else if (n == 5 && t[i0]->text == l.var && t[i0 + 1]->text == "=" && t[i0 + 2]->text == l.var &&
+             t[i0 + 3]->text == "+")
+      l.step = integer(t[i0 + 4]->text);
+    for (size_t i = eq + 1; i < b; ++i)
+      if (t[i]->kind == CXToken_Identifier)
+        l.boundNames.insert(t[i]->text);
+    for (size_t i = c0; i < c1; ++i)
+      if (t[i]->kind == CXToken_Identifier && t[i]->text != l.var)
+        l.boundNames.insert(t[i]->text);
+    l.canonical = l.step > 0 && !l.lower.empty() && !l.upper.empty();
+  }
+
+  /// The operator of a unary or binary expression ("post++" for a postfix one), read from the
+  /// file's tokens between the operands. libclang 14 has no accessor for it and prints no
+  /// expressions, so an operator that comes from inside a macro (its operands then share the
+  /// expansion's location) reads as "": unknown, and whatever depends on it stays unproven.
+  std::string operatorOf(CXCursor c) const {
+    auto kids = childrenOf(c);
+    CXSourceRange r = clang_getCursorExtent(c);
+    size_t begin = offsetOf(clang_getRangeStart(r)), end = offsetOf(clang_getRangeEnd(r));
+    auto isOperator = [](const Tok *t) {
+      return t->kind == CXToken_Punctuation && t->text != ")" && t->text != "]" &&
+             t->text != "(" && t->text != "[";
+    };
+    if (kids.size() == 2) {
+      size_t lhsEnd = offsetOf(clang_getRangeEnd(clang_getCursorExtent(kids[0])));
+      size_t rhsBegin = offsetOf(clang_getRangeStart(clang_getCursorExtent(kids[1])));
+      if (rhsBegin <= lhsEnd)
+        return "";
+      std::string op;
+      for (const Tok *t : tokens(lhsEnd, rhsBegin)) {
+        if (!isOperator(t))
+          continue;
+        if (!op.empty())
+          return ""; // two operators between the operands: not a reading to trust
+        op = t->text;
+      }
+      return op;
+    }
+    if (kids.size() == 1) { // unary: prefix when the operand starts after the operator
+      auto t = tokens(begin, end);
+      if (t.empty())
+        return "";
+      CXSourceRange o = clang_getCursorExtent(kids[0]);
+      size_t operand = offsetOf(clang_getRangeStart(o)), operandEnd = offsetOf(clang_getRangeEnd(o));
+      if (isOperator(t.front()) && t.front()->begin < operand)
+        return t.front()->text;
+      if (isOperator(t.back()) && t.back()->begin >= operandEnd)
+        return "post" + t.back()->text;
+      return "";
+    }
+    return "";
+  }
+
+  void record(Access a, CXCursor at, int loop) {
+    a.line = lineOf(clang_getCursorLocation(at));
+    a.loop = loop;
+    a.order = order_++;
+    a.inCondition = conditional_ > 0;
+    nest_.accesses.push_back(std::move(a));
+  }
+
+  static void setMode(Access &a, Mode m) {
+    a.read = m != Mode::Write;
+    a.write = m != Mode::Read;
+  }
+
+  /// A variable of the program (not a function or a constant), by the name the nest uses.
+  static bool variableRef(CXCursor c, std::string *name, CXType *type) {
+    if (clang_getCursorKind(c) != CXCursor_DeclRefExpr)
+      return false;
+    CXCursor d = clang_getCursorReferenced(c);
+    CXCursorKind k = clang_getCursorKind(d);
+    if (k != CXCursor_VarDecl && k != CXCursor_ParmDecl)
+      return false;
+    *name = str(clang_getCursorSpelling(d));
+    *type = clang_getCanonicalType(clang_getCursorType(d));
+    return true;
+  }
+
+  std::optional<Affine> affine(CXCursor c, int depth) const {
+    if (depth > 64)
+      return std::nullopt;
+    CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_IntegerLiteral || k == CXCursor_CharacterLiteral) {
+      CXEvalResult r = clang_Cursor_Evaluate(c);
+      if (!r)
+        return std::nullopt;
+      std::optional<Affine> out;
+      if (clang_EvalResult_getKind(r) == CXEval_Int) {
+        out = Affine{};
+        out->constant = clang_EvalResult_getAsLongLong(r);
+      }
+      clang_EvalResult_dispose(r);
+      return out;
+    }
+    if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr || k == CXCursor_CStyleCastExpr) {
+      auto kids = childrenOf(c);
+      return kids.empty() ? std::nullopt : affine(kids.back(), depth + 1);
+    }
+    std::string name;
+    CXType type;
+    if (variableRef(c, &name, &type)) {
+      if (type.kind < CXType_Bool || type.kind > CXType_Int128) // not an integer: not a subscript term
+        return std::nullopt;
+      Affine a;
+      a.terms[name] = 1;
+      return a;
+    }
+    if (k == CXCursor_BinaryOperator) {
+      auto kids = childrenOf(c);
+      std::string op = operatorOf(c);
+      if (kids.size() != 2)
+        return std::nullopt;
+      auto l = affine(kids[0], depth + 1), r = affine(kids[1], depth + 1);
+      if (!l || !r)
+        return std::nullopt;
+      if (op == "+" || op == "-") {
+        int64_t s = op == "+" ? 1 : -1;
+        for (const auto &[v, co] : r->terms)
+          l->terms[v] += s * co;
+        l->constant += s * r->constant;
+      } else if (op == "*") {
+        if (!l->terms.empty() && !r->terms.empty())
+          return std::nullopt;
+        const Affine &scale = l->terms.empty() ? *l : *r;
+        Affine x = l->terms.empty() ? *r : *l;
+        for (auto &[v, co] : x.terms)
+          co *= scale.constant;
+        x.constant *= scale.constant;
+        l = x;
+      } else {
+        return std::nullopt;
+      }
+      for (auto it = l->terms.begin(); it != l->terms.end();)
+        it = it->second == 0 ? l->terms.erase(it) : std::next(it);
+      return l;
+    }
+    if (k == CXCursor_UnaryOperator) {
+      auto kids = childrenOf(c);
+      std::string op = operatorOf(c);
+      if (kids.size() != 1 || (op != "-" && op != "+"))
+        return std::nullopt;
+      auto a = affine(kids[0], depth + 1);
+      if (a && op == "-") {
+        for (auto &[v, co] : a->terms)
+          co = -co;
+        a->constant = -a->constant;
+      }
+      return a;
+    }
+    return std::nullopt;
+  }
+
+  void statement(CXCursor c, int loop, bool conditional, int depth) {
+    if (depth > kMaxDepth) {
+      nest_.irregular = nest_.unknownCalls = true;
+      return;
+    }
+    CXCursorKind k = clang_getCursorKind(c);
+    auto walk = [&](bool cond) {
+      for (CXCursor kid : childrenOf(c))
+        statement(kid, loop, cond, depth + 1);
+    };
+    conditional_ += conditional ? 1 : 0;
+    switch (k) {
+    case CXCursor_ForStmt:
+      this->loop(c, loop);
+      break;
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+    case CXCursor_SwitchStmt:
+      nest_.irregular = true;
+      walk(true);
+      break;
+    case CXCursor_IfStmt: {
+      auto kids = childrenOf(c);
+      for (size_t i = 0; i < kids.size(); ++i)
+        statement(kids[i], loop, i > 0, depth + 1);
+      break;
+    }
+    case CXCursor_ReturnStmt:
+    case CXCursor_GotoStmt:
+    case CXCursor_BreakStmt:
+    case CXCursor_IndirectGotoStmt:
+      nest_.jumps = true;
+      walk(false);
+      break;
+    case CXCursor_CompoundStmt:
+    case CXCursor_NullStmt:
+    case CXCursor_ContinueStmt:
+    case CXCursor_LabelStmt:
+      walk(false);
+      break;
+    case CXCursor_DeclStmt:
+      for (CXCursor d : childrenOf(c)) {
+        if (clang_getCursorKind(d) != CXCursor_VarDecl)
+          continue;
+        nest_.locals[str(clang_getCursorSpelling(d))] = loop;
+        for (CXCursor init : childrenOf(d))
+          expr(init, Mode::Read, loop, depth + 1, "");
+      }
+      break;
+    default:
+      if (clang_isExpression(k))
+        expr(c, Mode::Read, loop, depth + 1, "");
+      else if (clang_isStatement(k)) {
+        nest_.irregular = true; // asm, OpenMP directives, ...: not something hone rewrites
+        walk(false);
+      }
+      break;
+    }
+    conditional_ -= conditional ? 1 : 0;
+  }
+
+  void expr(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
+    if (depth > kMaxDepth) {
+      nest_.irregular = nest_.unknownCalls = true;
+      return;
+    }
+    CXCursorKind k = clang_getCursorKind(c);
+    auto kids = childrenOf(c);
+    auto all = [&](Mode m) {
+      for (CXCursor kid : kids)
+        expr(kid, m, loop, depth + 1, skip);
+    };
+    std::string name;
+    CXType type;
+    switch (k) {
+    case CXCursor_BinaryOperator: {
+      std::string op = operatorOf(c);
+      if (kids.size() != 2)
+        return all(Mode::Read);
+      if (op == "=") {
+        size_t before = nest_.accesses.size();
+        expr(kids[0], Mode::Write, loop, depth + 1, skip);
+        size_t lhs = nest_.accesses.size();
+        expr(kids[1], Mode::Read, loop, depth + 1, skip);
+        if (lhs > before) { // the first access the left side records is its target
+          Access &target = nest_.accesses[before];
+          bool selfRead = false;
+          for (size_t i = lhs; i < nest_.accesses.size(); ++i)
+            if (nest_.accesses[i].base == target.base)
+              selfRead = true;
+          target.plainAssign = !selfRead;
+          // x = x op e: an update (a reduction when nothing else reads x)
+          CXCursor rhs = strip(kids[1]);
+          if (selfRead && clang_getCursorKind(rhs) == CXCursor_BinaryOperator) {
+            std::string rop = operatorOf(rhs);
+            auto rk = childrenOf(rhs);
+            std::string n2;
+            CXType t2;
+            if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && variableRef(strip(rk[0]), &n2, &t2) &&
+                n2 == target.base && target.subscripts.empty())
+              target.updateOp = rop[0];
+          }
+        }
+        return;
+      }
+      if (op == "&&" || op == "||") {
+        expr(kids[0], Mode::Read, loop, depth + 1, skip);
+        ++conditional_;
+        expr(kids[1], Mode::Read, loop, depth + 1, skip);
+        --conditional_;
+        return;
+      }
+      return all(Mode::Read);
+    }
+    case CXCursor_CompoundAssignOperator: {
+      std::string op = operatorOf(c);
+      if (kids.size() != 2)
+        return all(Mode::Read);
+      size_t before = nest_.accesses.size();
+      expr(kids[0], Mode::ReadWrite, loop, depth + 1, skip);
+      if (nest_.accesses.size() > before && op.size() == 2 && op[1] == '=')
+        nest_.accesses[before].updateOp = op[0];
+      expr(kids[1], Mode::Read, loop, depth + 1, skip);
+      return;
+    }
+    case CXCursor_UnaryOperator: {
+      std::string op = operatorOf(c);
+      if (kids.size() != 1)
+        return all(Mode::Read);
+      if (op == "++" || op == "--" || op == "post++" || op == "post--") {
+        size_t before = nest_.accesses.size();
+        expr(kids[0], Mode::ReadWrite, loop, depth + 1, skip);
+        if (nest_.accesses.size() > before)
+          nest_.accesses[before].updateOp = '+';
+        return;
+      }
+      if (op == "*") { // through a pointer: where it points is not known
+        Access a;
+        a.base = "*";
+        a.indirect = true;
+        setMode(a, mode);
+        record(std::move(a), c, loop);
+        return all(Mode::Read);
+      }
+      return all(Mode::Read);
+    }
+    case CXCursor_ArraySubscriptExpr: {
+      std::vector<CXCursor> indices;
+      CXCursor cur = c;
+      for (int guard = 0; guard < 32 && clang_getCursorKind(cur) == CXCursor_ArraySubscriptExpr; ++guard) {
+        auto ab = childrenOf(cur);
+        if (ab.size() != 2)
+          break;
+        indices.insert(indices.begin(), ab[1]);
+        cur = strip(ab[0]);
+      }
+      Access a;
+      setMode(a, mode);
+      if (variableRef(cur, &name, &type)) {
+        a.base = name;
+      } else {
+        a.base = "*";
+        a.indirect = true;
+        expr(cur, Mode::Read, loop, depth + 1, skip);
+      }
+      for (CXCursor ix : indices)
+        a.subscripts.push_back(affine(ix, 0));
+      record(std::move(a), c, loop);
+      for (CXCursor ix : indices)
+        expr(ix, Mode::Read, loop, depth + 1, skip);
+      return;
+    }
+    case CXCursor_DeclRefExpr:
+      if (variableRef(c, &name, &type) && name != skip) {
+        Access a;
+        a.base = name;
+        setMode(a, mode);
+        // An array named alone (passed on, or decayed to a pointer) is used where hone cannot see.
+        if (type.kind == CXType_ConstantArray || type.kind == CXType_IncompleteArray ||
+            type.kind == CXType_VariableArray)
+          a.indirect = true;
+        record(std::move(a), c, loop);
+      }
+      return;
+    case CXCursor_MemberRefExpr: {
+      Access a;
+      a.base = "*";
+      a.indirect = true;
+      setMode(a, mode);
+      record(std::move(a), c, loop);
+      return all(Mode::Read);
+    }
+    case CXCursor_CallExpr: {
+      std::string callee = str(clang_getCursorSpelling(c));
+      if (std::find(nest_.calls.begin(), nest_.calls.end(), callee) == nest_.calls.end())
+        nest_.calls.push_back(callee);
+      if (isIoFunction(callee))
+        nest_.io = true;
+      if (!isPureFunction(callee))
+        nest_.unknownCalls = true;
+      return all(Mode::Read);
+    }
+    case CXCursor_ConditionalOperator: {
+      for (size_t i = 0; i < kids.size(); ++i) {
+        conditional_ += i > 0 ? 1 : 0;
+        expr(kids[i], Mode::Read, loop, depth + 1, skip);
+        conditional_ -= i > 0 ? 1 : 0;
+      }
+      return;
+    }
+    case CXCursor_ParenExpr:
+    case CXCursor_UnexposedExpr:
+    case CXCursor_CStyleCastExpr:
+      return all(mode);
+    case CXCursor_StmtExpr:
+      nest_.irregular = true;
+      for (CXCursor kid : kids)
+        statement(kid, loop, false, depth + 1);
+      return;
+    default:
+      return all(Mode::Read);
+    }
+  }
+
+  CXTranslationUnit tu_;
+  const std::string &text_;
+  const std::vector<Tok> &toks_;
+  Nest &nest_;
+  size_t order_ = 0;
+  int conditional_ = 0;
+};
+
+/// Every top-level `for` in a function body (loops inside other loops belong to those).
+void findLoops(CXCursor c, std::vector<CXCursor> &out, int depth) {
+  if (depth > kMaxDepth)
+    return;
+  for (CXCursor kid : childrenOf(c)) {
+    if (clang_getCursorKind(kid) == CXCursor_ForStmt)
+      out.push_back(kid);
+    else
+      findLoops(kid, out, depth + 1);
+  }
+}
+
+std::string readAll(const std::string &path, std::string *why) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *why = fmt::format("cannot read {}: {}", path, std::strerror(errno));
+    return "";
+  }
+  std::string out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && out.size() < (64u << 20))
+    out.append(buf, n);
+  std::fclose(f);
+  return out;
+}
+
+} // namespace
+
+support::Expected<Program> analyze(const std::vector<std::pair<std::string, std::string>> &files,
+                                   const std::vector<std::string> &args) {
+  Program program;
+  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
+  if (!index)
+    return support::Error{"libclang could not start"};
+  std::vector<const char *> argv;
+  for (const auto &a : args)
+    argv.push_back(a.c_str());
+  for (const auto &[name, path] : files) {
+    FileModel fm;
+    fm.name = name;
+    std::string why;
+    fm.text = readAll(path, &why);
+    if (!why.empty()) {
+      program.warnings.push_back(why);
+      program.files.push_back(std::move(fm));
+      continue;
+    }
+    CXTranslationUnit tu = nullptr;
+    CXErrorCode rc = clang_parseTranslationUnit2(index.get(), path.c_str(), argv.data(), static_cast<int>(argv.size()),
+                                                 nullptr, 0, CXTranslationUnit_KeepGoing, &tu);
+    if (rc != CXError_Success || !tu) {
+      program.warnings.push_back(fmt::format("{}: Clang could not parse it (libclang error {})", name, int(rc)));
+      program.files.push_back(std::move(fm));
+      continue;
+    }
+    std::unique_ptr<CXTranslationUnitImpl, void (*)(CXTranslationUnit)> guard(tu, clang_disposeTranslationUnit);
+    for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
+      CXDiagnostic d = clang_getDiagnostic(tu, i);
+      if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+        program.warnings.push_back(fmt::format(
+            "{}: {} (its loops are not analysed)", name,
+            str(clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn))));
+        clang_disposeDiagnostic(d);
+        break;
+      }
+      clang_disposeDiagnostic(d);
+    }
+    if (!program.warnings.empty() && program.warnings.back().find(name + ":") == 0 &&
+        program.warnings.back().find("not analysed") != std::string::npos) {
+      program.files.push_back(std::move(fm));
+      continue;
+    }
+    CXFile file = clang_getFile(tu, path.c_str());
+    std::vector<Tok> toks;
+    {
+      CXSourceRange all = clang_getRange(clang_getLocationForOffset(tu, file, 0),
+                                         clang_getLocationForOffset(tu, file, static_cast<unsigned>(fm.text.size())));
+      CXToken *t = nullptr;
+      unsigned count = 0;
+      clang_tokenize(tu, all, &t, &count);
+      toks.reserve(count);
+      for (unsigned i = 0; i < count; ++i) {
+        CXSourceRange r = clang_getTokenExtent(tu, t[i]);
+        toks.push_back({str(clang_getTokenSpelling(tu, t[i])), clang_getTokenKind(t[i]), offsetOf(clang_getRangeStart(r)),
+                        offsetOf(clang_getRangeEnd(r))});
+      }
+      clang_disposeTokens(tu, t, count);
+    }
+    for (CXCursor top : childrenOf(clang_getTranslationUnitCursor(tu))) {
+      CXCursorKind k = clang_getCursorKind(top);
+      if ((k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) ||
+          !clang_isCursorDefinition(top) || !clang_Location_isFromMainFile(clang_getCursorLocation(top)))
+        continue;
+      std::string function = str(clang_getCursorSpelling(top));
+      std::vector<CXCursor> loops;
+      findLoops(top, loops, 0);
+      for (CXCursor l : loops) {
+        if (!clang_Location_isFromMainFile(clang_getCursorLocation(l)))
+          continue;
+        Nest nest;
+        nest.file = name;
+        nest.function = function;
+        NestBuilder(tu, fm.text, toks, nest).loop(l, -1);
+        nest.line = nest.loops.front().line;
+        nest.endLine = nest.loops.front().endLine;
+        fm.nests.push_back(std::move(nest));
+      }
+    }
+    program.files.push_back(std::move(fm));
+  }
+  return program;
+}
+
+} // namespace hone::kernel::source

@@ -1,0 +1,501 @@
+#include "kernel/source/Transform.h"
+
+#include "kernel/source/Dependence.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace hone::kernel::source {
+
+std::string_view toString(Action a) {
+  switch (a) {
+  case Action::Parallel: return "parallel";
+  case Action::Order: return "order";
+  case Action::Tile: return "tile";
+  case Action::Unroll: return "unroll";
+  case Action::Simd: return "simd";
+  }
+  return "?";
+}
+
+namespace {
+
+struct Edit {
+  size_t begin, end;
+  std::string text;
+};
+
+std::string apply(std::string text, std::vector<Edit> edits, size_t base = 0) {
+  std::stable_sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.begin > b.begin; });
+  for (const auto &e : edits)
+    text.replace(e.begin - base, e.end - e.begin, e.text);
+  return text;
+}
+
+/// The leading whitespace of the line holding `offset`, and whether only whitespace precedes it there.
+std::pair<std::string, bool> indentAt(const std::string &text, size_t offset) {
+  size_t start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  start = start == std::string::npos ? 0 : start + 1;
+  size_t first = start;
+  while (first < offset && (text[first] == ' ' || text[first] == '\t'))
+    ++first;
+  return {text.substr(start, first - start), first == offset};
+}
+
+std::vector<int> leaves(const Nest &n, int from) {
+  std::vector<int> out;
+  std::vector<int> stack{from};
+  while (!stack.empty()) {
+    int l = stack.back();
+    stack.pop_back();
+    const Loop &L = n.loops[static_cast<size_t>(l)];
+    if (L.children.empty())
+      out.push_back(l);
+    for (auto it = L.children.rbegin(); it != L.children.rend(); ++it)
+      stack.push_back(*it);
+  }
+  return out;
+}
+
+/// The outermost loops (from `from` down) the dependence test proves parallel.
+void parallelTargets(const Nest &n, int from, std::vector<std::pair<int, Parallelism>> &out) {
+  const Loop &L = n.loops[static_cast<size_t>(from)];
+  if (!L.inMacro && L.step > 0) {
+    Parallelism p = parallelism(n, from);
+    if (p.legal) {
+      out.push_back({from, std::move(p)});
+      return;
+    }
+  }
+  for (int c : L.children)
+    parallelTargets(n, c, out);
+}
+
+/// Privates of a loop forced parallel without proof: the variables of the loops inside it.
+Parallelism forced(const Nest &n, int loop) {
+  Parallelism p;
+  for (size_t i = 0; i < n.loops.size(); ++i)
+    if (static_cast<int>(i) != loop && !n.loops[i].declaresVar && !n.loops[i].var.empty() &&
+        std::find(p.privates.begin(), p.privates.end(), n.loops[i].var) == p.privates.end())
+      p.privates.push_back(n.loops[i].var);
+  return p;
+}
+
+struct Pragmas {
+  std::map<int, std::vector<std::string>> at; // loop -> pragma lines, outermost first
+};
+
+/// The pragmas a choice puts on the loops of a nest that keeps its structure (from `from` down).
+Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHere) {
+  Pragmas out;
+  std::set<int> parallelLoops;
+  if (c.parallel && parallelHere) {
+    std::vector<std::pair<int, Parallelism>> targets;
+    parallelTargets(n, from, targets);
+    if (targets.empty() && n.loops[static_cast<size_t>(from)].step > 0)
+      targets.push_back({from, forced(n, from)});
+    for (auto &[l, p] : targets) {
+      out.at[l].push_back("#pragma omp parallel for" + p.clauses());
+      parallelLoops.insert(l);
+    }
+  }
+  auto leafList = leaves(n, from);
+  std::vector<std::pair<int, Parallelism>> simd;
+  if (c.simd) {
+    for (int l : leafList)
+      if (n.loops[static_cast<size_t>(l)].step > 0) {
+        Parallelism p = parallelism(n, l);
+        if (p.legal)
+          simd.push_back({l, std::move(p)});
+      }
+    if (simd.empty())
+      for (int l : leafList)
+        if (n.loops[static_cast<size_t>(l)].step > 0)
+          simd.push_back({l, Parallelism{}});
+  }
+  for (auto &[l, p] : simd) {
+    auto &lines = out.at[l];
+    if (parallelLoops.count(l))
+      lines.back() = "#pragma omp parallel for simd" + p.clauses();
+    else
+      lines.push_back("#pragma omp simd" + p.clauses());
+  }
+  if (c.unroll > 1)
+    for (int l : leafList)
+      if (!out.at.count(l)) // a loop under an OpenMP directive takes no other pragma
+        out.at[l].push_back(fmt::format("#pragma GCC unroll {}", c.unroll));
+  return out;
+}
+
+/// Inserts pragma lines before loops (braces where the loop is the unbraced body of another).
+std::vector<Edit> pragmaEdits(const Nest &n, const std::string &text, const Pragmas &p) {
+  std::vector<Edit> out;
+  for (const auto &[l, lines] : p.at) {
+    if (lines.empty())
+      continue;
+    const Loop &L = n.loops[static_cast<size_t>(l)];
+    auto [indent, alone] = indentAt(text, L.begin);
+    bool brace = L.parent >= 0 && !n.loops[static_cast<size_t>(L.parent)].bodyIsCompound;
+    std::string pre = alone && !brace ? "" : "\n" + indent;
+    if (brace)
+      pre += "{\n" + indent;
+    for (const auto &line : lines)
+      pre += line + "\n" + indent;
+    out.push_back({L.begin, L.begin, pre});
+    if (brace)
+      out.push_back({L.end, L.end, "\n" + indent + "}"});
+  }
+  return out;
+}
+
+std::string header(const std::string &text, const Loop &L) {
+  std::string h = text.substr(L.begin, L.bodyBegin - L.begin);
+  while (!h.empty() && (h.back() == ' ' || h.back() == '\n' || h.back() == '\t' || h.back() == '\r'))
+    h.pop_back();
+  return h;
+}
+
+support::Expected<std::string> restructure(const Nest &n, const std::string &text, const NestChoice &c) {
+  auto band = n.band();
+  std::string why;
+  if (band.size() < 2)
+    return support::Error{fmt::format("the nest at {} has no perfect band of two loops to reorder or tile", n.label())};
+  if (!rectangular(n, band, &why))
+    return support::Error{fmt::format("the nest at {}: {}", n.label(), why)};
+  std::vector<int> order = c.order;
+  if (order.empty()) {
+    order.resize(band.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
+  if (order.size() != band.size())
+    return support::Error{fmt::format("the nest at {} has {} loops in its band, not {}", n.label(), band.size(),
+                                      order.size())};
+  const Loop &inner = n.loops[static_cast<size_t>(band.back())];
+  // The innermost body, with the pragmas its own loops take.
+  std::string body = text.substr(inner.bodyBegin, inner.bodyEnd - inner.bodyBegin);
+  std::vector<Edit> inside;
+  for (int child : inner.children) {
+    Pragmas p = pragmasFor(n, c, child, false);
+    for (auto &e : pragmaEdits(n, text, p))
+      inside.push_back(std::move(e));
+  }
+  body = apply(body, inside, inner.bodyBegin);
+  auto [indent, alone] = indentAt(text, n.loops[static_cast<size_t>(band.front())].begin);
+  (void)alone;
+  std::string out, pad = "";
+  auto line = [&](const std::string &s) {
+    out += (out.empty() ? "" : "\n" + indent + pad) + s;
+  };
+  // The loop that moves outermost carries no dependence: it takes the parallel pragma.
+  if (c.parallel) {
+    const std::vector<int> none;
+    Parallelism p = parallelism(n, band[static_cast<size_t>(order[0])], &none);
+    if (!p.legal)
+      p = forced(n, band[static_cast<size_t>(order[0])]);
+    for (size_t i = 1; i < order.size(); ++i) {
+      const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(order[i])])];
+      if (!L.declaresVar && std::find(p.privates.begin(), p.privates.end(), L.var) == p.privates.end())
+        p.privates.push_back(L.var);
+    }
+    line("#pragma omp parallel for" + p.clauses());
+  }
+  auto typeOf = [](const Loop &L) { return L.declaresVar ? L.varType : "__typeof__(" + L.var + ")"; };
+  if (c.tile > 0) {
+    for (int o : order) {
+      const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(o)])];
+      std::string t = "hone_" + L.var + "_t";
+      line(fmt::format("for ({} {} = {}; {} < ({}); {} += {})", typeOf(L), t, L.lower, t, L.upper, t, c.tile));
+      pad += "  ";
+    }
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(order[i])])];
+    bool last = i + 1 == order.size();
+    if (last && inner.children.empty()) {
+      if (c.simd) {
+        Parallelism p = parallelism(n, band[static_cast<size_t>(order[i])]);
+        line("#pragma omp simd" + (p.legal ? p.clauses() : std::string()));
+      } else if (c.unroll > 1) {
+        line(fmt::format("#pragma GCC unroll {}", c.unroll));
+      }
+    }
+    if (c.tile > 0) {
+      std::string t = "hone_" + L.var + "_t";
+      line(fmt::format("for ({}{} = {}; {} < ({} + {} < ({}) ? {} + {} : ({})); {}++)",
+                       L.declaresVar ? L.varType + " " : "", L.var, t, L.var, t, c.tile, L.upper, t, c.tile, L.upper,
+                       L.var));
+    } else {
+      line(header(text, L));
+    }
+    pad += "  ";
+  }
+  out += (inner.bodyIsCompound ? " " : "\n" + indent + pad) + body;
+  return out;
+}
+
+} // namespace
+
+support::Expected<std::string> rewrite(const FileModel &f, const std::map<size_t, NestChoice> &choices) {
+  std::vector<Edit> edits;
+  for (const auto &[index, c] : choices) {
+    if (index >= f.nests.size())
+      return support::Error{fmt::format("{} has no nest {}", f.name, index)};
+    const Nest &n = f.nests[index];
+    const Loop &root = n.loops.front();
+    if (root.inMacro)
+      return support::Error{fmt::format("the nest at {} is written by a macro", n.label())};
+    bool identity = c.order.empty() || std::is_sorted(c.order.begin(), c.order.end());
+    if (!identity || c.tile > 0) {
+      auto text = restructure(n, f.text, c);
+      if (!text)
+        return text.error();
+      auto band = n.band();
+      const Loop &top = n.loops[static_cast<size_t>(band.front())];
+      edits.push_back({top.begin, top.end, *text});
+    } else {
+      for (auto &e : pragmaEdits(n, f.text, pragmasFor(n, c, 0, true)))
+        edits.push_back(std::move(e));
+    }
+  }
+  return apply(f.text, std::move(edits));
+}
+
+// ---- the plan ------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::vector<int>> permutations(size_t n) {
+  std::vector<int> p(n);
+  std::iota(p.begin(), p.end(), 0);
+  std::vector<std::vector<int>> out;
+  do
+    out.push_back(p);
+  while (std::next_permutation(p.begin(), p.end()));
+  return out;
+}
+
+std::string orderText(const Nest &n, const std::vector<int> &band, const std::vector<int> &order) {
+  std::vector<std::string> vars;
+  for (int o : order)
+    vars.push_back(n.loops[static_cast<size_t>(band[static_cast<size_t>(o)])].var);
+  return fmt::format("{}", fmt::join(vars, ","));
+}
+
+/// How much a nest is worth transforming: its share of the instructions where a profile says, else
+/// its depth and the memory it touches.
+double weight(const Nest &n, const std::map<std::string, double> &shares) {
+  double share = 0;
+  for (const auto &[where, s] : shares) {
+    auto colon = where.rfind(':');
+    if (colon == std::string::npos || where.substr(0, colon) != n.file)
+      continue;
+    int line = std::atoi(where.c_str() + colon + 1);
+    if (line >= n.line && line <= n.endLine)
+      share += s;
+  }
+  if (!shares.empty())
+    return share;
+  size_t depth = 0;
+  for (const auto &l : n.loops)
+    depth = std::max<size_t>(depth, static_cast<size_t>(l.depth) + 1);
+  return static_cast<double>(depth) * 1000 + static_cast<double>(n.accesses.size());
+}
+
+bool worthTransforming(const Nest &n) {
+  if (n.io || n.loops.empty() || n.loops.front().inMacro)
+    return false;
+  return std::any_of(n.accesses.begin(), n.accesses.end(), [](const Access &a) { return a.write; });
+}
+
+} // namespace
+
+Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(program)) {
+  struct Ranked {
+    double weight;
+    size_t file, nest;
+  };
+  std::vector<Ranked> ranked;
+  for (size_t f = 0; f < program_.files.size(); ++f)
+    for (size_t i = 0; i < program_.files[f].nests.size(); ++i)
+      if (worthTransforming(program_.files[f].nests[i])) {
+        double w = weight(program_.files[f].nests[i], options.lineShares);
+        if (options.lineShares.empty() || w > 0)
+          ranked.push_back({w, f, i});
+      }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked &a, const Ranked &b) { return a.weight > b.weight; });
+  if (ranked.size() > options.maxNests)
+    ranked.resize(options.maxNests);
+  std::sort(ranked.begin(), ranked.end(),
+            [](const Ranked &a, const Ranked &b) { return a.file != b.file ? a.file < b.file : a.nest < b.nest; });
+  for (const auto &r : ranked) {
+    const FileModel &fm = program_.files[r.file];
+    const Nest &n = fm.nests[r.nest];
+    auto knob = [&](Action a, std::vector<std::string> values, std::string doc) {
+      SourceKnob k;
+      k.name = fmt::format("{}:{}.{}", n.file, n.line, toString(a));
+      k.file = n.file;
+      k.nest = r.nest;
+      k.line = n.line;
+      k.endLine = n.endLine;
+      k.action = a;
+      k.values = std::move(values);
+      k.doc = std::move(doc);
+      knobs_.push_back(std::move(k));
+      return &knobs_.back();
+    };
+    // parallel
+    std::vector<std::pair<int, Parallelism>> targets;
+    parallelTargets(n, 0, targets);
+    if (n.loops.front().step > 0 || !targets.empty()) {
+      std::vector<std::string> where;
+      for (const auto &[l, p] : targets)
+        where.push_back(fmt::format("line {}{}", n.loops[static_cast<size_t>(l)].line, p.clauses()));
+      auto *k = knob(Action::Parallel, {"off", "on"},
+                     targets.empty() ? "OpenMP parallel for on the nest's outer loop (not proven legal)"
+                                     : fmt::format("OpenMP parallel for on {}", fmt::join(where, "; ")));
+      if (targets.empty())
+        k->unproven["on"] = parallelism(n, 0).why;
+    }
+    // order and tile of the perfect band
+    auto band = n.band();
+    std::string why;
+    if (band.size() >= 2 && band.size() <= 4 && rectangular(n, band, &why)) {
+      std::vector<std::string> values;
+      std::map<std::string, std::string> unproven;
+      for (const auto &p : permutations(band.size())) {
+        std::string v = orderText(n, band, p);
+        values.push_back(v);
+        std::string w;
+        if (!permutationLegal(n, band, p, &w))
+          unproven[v] = w;
+      }
+      if (values.size() > 1) {
+        auto *k = knob(Action::Order, values, "interchange of the loops " + values.front());
+        k->unproven = unproven;
+      }
+      auto *t = knob(Action::Tile, {"0", "16", "32", "64", "128"},
+                     fmt::format("tiling of the loops {} (one tile size for each)", values.front()));
+      std::string w;
+      if (!tilingLegal(n, band, &w))
+        for (size_t i = 1; i < t->values.size(); ++i)
+          t->unproven[t->values[i]] = w;
+    }
+    // innermost loops
+    auto leafList = leaves(n, 0);
+    bool canonicalLeaf = std::any_of(leafList.begin(), leafList.end(),
+                                     [&](int l) { return n.loops[static_cast<size_t>(l)].step > 0; });
+    if (canonicalLeaf) {
+      knob(Action::Unroll, {"0", "2", "4", "8"}, "#pragma GCC unroll on the innermost loops");
+      bool anySimd = std::any_of(leafList.begin(), leafList.end(), [&](int l) { return parallelism(n, l).legal; });
+      auto *k = knob(Action::Simd, {"off", "on"}, "#pragma omp simd on the innermost loops");
+      if (!anySimd)
+        k->unproven["on"] = parallelism(n, leafList.front()).why;
+    }
+  }
+}
+
+support::Expected<std::map<std::string, std::string>>
+Plan::render(const std::map<std::string, std::string> &values) const {
+  std::map<std::string, std::map<size_t, NestChoice>> byFile;
+  for (const auto &k : knobs_) {
+    auto it = values.find(k.name);
+    if (it == values.end() || it->second == k.values.front())
+      continue;
+    if (std::find(k.values.begin(), k.values.end(), it->second) == k.values.end())
+      return support::Error{fmt::format("{} = '{}' is not one of its values", k.name, it->second)};
+    NestChoice &c = byFile[k.file][k.nest];
+    const std::string &v = it->second;
+    switch (k.action) {
+    case Action::Parallel: c.parallel = v == "on"; break;
+    case Action::Simd: c.simd = v == "on"; break;
+    case Action::Tile: c.tile = std::atoll(v.c_str()); break;
+    case Action::Unroll: c.unroll = std::atoi(v.c_str()); break;
+    case Action::Order: {
+      const FileModel *fm = program_.file(k.file);
+      auto band = fm->nests[k.nest].band();
+      for (const auto &p : permutations(band.size()))
+        if (orderText(fm->nests[k.nest], band, p) == v)
+          c.order = p;
+      break;
+    }
+    }
+  }
+  std::map<std::string, std::string> out;
+  for (const auto &[file, choices] : byFile) {
+    const FileModel *fm = program_.file(file);
+    if (!fm)
+      return support::Error{fmt::format("no source model of {}", file)};
+    auto text = rewrite(*fm, choices);
+    if (!text)
+      return text.error();
+    out[file] = *text;
+  }
+  return out;
+}
+
+bool Plan::parallel(const std::map<std::string, std::string> &values) const {
+  for (const auto &k : knobs_)
+    if (k.action == Action::Parallel) {
+      auto it = values.find(k.name);
+      if (it != values.end() && it->second == "on")
+        return true;
+    }
+  return false;
+}
+
+std::vector<std::string> Plan::flags(const std::map<std::string, std::string> &values) const {
+  bool simd = false;
+  for (const auto &k : knobs_) {
+    auto it = values.find(k.name);
+    if (k.action == Action::Simd && it != values.end() && it->second == "on")
+      simd = true;
+  }
+  if (parallel(values))
+    return {"-fopenmp"};
+  if (simd)
+    return {"-fopenmp-simd"};
+  return {};
+}
+
+std::string Plan::nestAt(const std::string &file, int line) const {
+  for (const auto &k : knobs_)
+    if (k.file == file && line >= k.line && line <= k.endLine)
+      return fmt::format("{}:{}", k.file, k.line);
+  return "";
+}
+
+std::string Plan::describe(const std::map<std::string, double> &lineShares) const {
+  std::string out;
+  std::string last;
+  for (const auto &k : knobs_) {
+    std::string nest = fmt::format("{}:{}", k.file, k.line);
+    if (nest != last) {
+      const Nest &n = program_.file(k.file)->nests[k.nest];
+      double share = weight(n, lineShares);
+      std::vector<std::string> loops;
+      for (const auto &l : n.loops)
+        loops.push_back(l.var.empty() ? "?" : l.var);
+      out += fmt::format("nest {}-{} in {}(): loops {}{}{}\n", nest, n.endLine, n.function, fmt::join(loops, ","),
+                         n.band().size() == n.loops.size() ? " (perfect)" : "",
+                         lineShares.empty() ? "" : fmt::format(", {:.0f}% of the instructions", 100 * share));
+      last = nest;
+    }
+    std::vector<std::string> legal, notLegal;
+    for (size_t i = 1; i < k.values.size(); ++i) {
+      auto u = k.unproven.find(k.values[i]);
+      if (u == k.unproven.end())
+        legal.push_back(k.values[i]);
+      else
+        notLegal.push_back(fmt::format("{} ({})", k.values[i], u->second));
+    }
+    out += fmt::format("  {} [{}]: {}; legal: {}{}\n", toString(k.action), k.name, k.doc,
+                       legal.empty() ? "none" : fmt::format("{}", fmt::join(legal, " ")),
+                       notLegal.empty() ? "" : fmt::format("; not proven: {}", fmt::join(notLegal, "; ")));
+  }
+  return out;
+}
+
+} // namespace hone::kernel::source

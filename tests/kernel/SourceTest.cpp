@@ -1,0 +1,390 @@
+// hone's source model, dependence test and source transformations
+// (src/kernel/source): nests read from real C through libclang, the legality
+// of parallel loops, interchanges and tiles on the classic cases (matmul,
+// stencils that are and are not fully permutable, reductions, temporaries,
+// indirect subscripts, calls), and rewritten programs that compile and print
+// what the original prints.
+#include "kernel/source/Dependence.h"
+#include "kernel/source/Model.h"
+#include "kernel/source/Transform.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace hone::kernel::source;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    dir = fs::temp_directory_path() / fmt::format("hone-source-test-{}-{}", getpid(), counter()++);
+    fs::create_directories(dir);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  static int &counter() {
+    static int c = 0;
+    return c;
+  }
+  std::string write(const std::string &name, const std::string &text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
+
+Program parse(const Scratch &s, const std::string &text, const std::vector<std::string> &args = {}) {
+  s.write("k.c", text);
+  auto p = analyze({{"k.c", (s.dir / "k.c").string()}}, args);
+  EXPECT_TRUE(p) << (p ? "" : p.error().message);
+  return p ? *p : Program{};
+}
+
+const Nest &onlyNest(const Program &p, size_t i = 0) {
+  static Nest empty;
+  if (p.files.empty() || p.files[0].nests.size() <= i) {
+    ADD_FAILURE() << "no nest " << i;
+    return empty;
+  }
+  return p.files[0].nests[i];
+}
+
+int loopWithVar(const Nest &n, const std::string &var) {
+  for (size_t i = 0; i < n.loops.size(); ++i)
+    if (n.loops[i].var == var)
+      return static_cast<int>(i);
+  ADD_FAILURE() << "no loop over " << var;
+  return 0;
+}
+
+const char *kMatmul = R"(#define N 64
+static double A[N][N], B[N][N], C[N][N];
+void mm(int n) {
+  int i, j, k;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      for (k = 0; k < n; k++)
+        C[i][j] += A[i][k] * B[k][j];
+}
+)";
+
+} // namespace
+
+TEST(SourceModel, ReadsANestItsLoopsAndItsAccesses) {
+  Scratch s;
+  Program p = parse(s, kMatmul);
+  const Nest &n = onlyNest(p);
+  EXPECT_EQ(n.function, "mm");
+  EXPECT_EQ(n.line, 5);
+  ASSERT_EQ(n.loops.size(), 3u);
+  EXPECT_EQ(n.band().size(), 3u);
+  EXPECT_EQ(n.loops[0].var, "i");
+  EXPECT_EQ(n.loops[2].var, "k");
+  EXPECT_TRUE(n.loops[1].canonical);
+  EXPECT_EQ(n.loops[1].upper, "n");
+  EXPECT_EQ(n.loops[1].step, 1);
+  bool wroteC = false;
+  for (const auto &a : n.accesses)
+    if (a.base == "C" && a.write) {
+      wroteC = true;
+      ASSERT_EQ(a.subscripts.size(), 2u);
+      ASSERT_TRUE(a.subscripts[0] && a.subscripts[1]);
+      EXPECT_EQ(a.subscripts[0]->coefficient("i"), 1);
+      EXPECT_EQ(a.subscripts[1]->coefficient("j"), 1);
+      EXPECT_EQ(a.updateOp, '+');
+    }
+  EXPECT_TRUE(wroteC);
+  // The statement ends at its semicolon: the nest's text is the whole loop.
+  EXPECT_EQ(p.files[0].text.substr(n.loops[0].begin, 3), "for");
+  EXPECT_EQ(p.files[0].text[n.loops[0].end - 1], ';');
+}
+
+TEST(SourceModel, MacrosInBoundsAndSubscriptsAreReadThroughClang) {
+  Scratch s;
+  s.write("sizes.h", "#define NI 32\n#define OFF 1\n#define SHIFT(x) ((x) + 1)\n");
+  Program p = parse(s, R"(#include "sizes.h"
+double a[NI + 2], b[NI + 2];
+void f(void) {
+  for (int i = 0; i <= NI - 1; ++i)
+    a[i + OFF] = a[i + OFF] * 2.0;
+  for (int i = 0; i <= NI - 1; ++i)
+    b[SHIFT(i)] = b[SHIFT(i)] * 2.0;
+}
+)", {"-I" + s.dir.string()});
+  ASSERT_EQ(p.files.size(), 1u);
+  ASSERT_EQ(p.files[0].nests.size(), 2u);
+  const Nest &n = p.files[0].nests[0];
+  ASSERT_EQ(n.loops.size(), 1u);
+  EXPECT_TRUE(n.loops[0].declaresVar);
+  EXPECT_EQ(n.loops[0].varType, "int");
+  EXPECT_EQ(n.loops[0].upper, "(NI - 1) + 1");
+  ASSERT_FALSE(n.accesses.empty());
+  ASSERT_TRUE(n.accesses[0].subscripts[0]);
+  EXPECT_EQ(n.accesses[0].subscripts[0]->constant, 1); // the constant macro is evaluated
+  EXPECT_EQ(n.accesses[0].subscripts[0]->coefficient("i"), 1);
+  EXPECT_TRUE(parallelism(n, 0).legal);
+  // An operator inside a function-like macro is not in the file's tokens: the subscript stays
+  // unknown and nothing is claimed about it.
+  const Nest &m = p.files[0].nests[1];
+  ASSERT_FALSE(m.accesses.empty());
+  EXPECT_FALSE(m.accesses[0].subscripts[0]);
+  EXPECT_FALSE(parallelism(m, 0).legal);
+}
+
+TEST(SourceModel, AFileThatDoesNotParseIsAWarningNotAnError) {
+  Scratch s;
+  s.write("k.c", "void f( { for (;;) }\n");
+  auto p = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(p);
+  ASSERT_FALSE(p->warnings.empty());
+  EXPECT_NE(p->warnings[0].find("k.c"), std::string::npos) << p->warnings[0];
+  EXPECT_TRUE(p->files[0].nests.empty());
+}
+
+TEST(Dependence, MatmulIsParallelOverRowsAndColumnsNotOverTheSum) {
+  Scratch s;
+  const Program p = parse(s, kMatmul);
+  const Nest &n = onlyNest(p);
+  EXPECT_TRUE(parallelism(n, loopWithVar(n, "i")).legal);
+  EXPECT_TRUE(parallelism(n, loopWithVar(n, "j")).legal);
+  Parallelism k = parallelism(n, loopWithVar(n, "k"));
+  EXPECT_FALSE(k.legal);
+  EXPECT_NE(k.why.find("C[i][j]"), std::string::npos) << k.why;
+  // Parallel over i: the inner loops' variables are private.
+  EXPECT_EQ(parallelism(n, 0).clauses(), " private(j, k)");
+  std::string why;
+  auto band = n.band();
+  for (std::vector<int> order : {std::vector<int>{0, 1, 2}, {0, 2, 1}, {2, 1, 0}, {1, 2, 0}})
+    EXPECT_TRUE(permutationLegal(n, band, order, &why)) << why;
+  EXPECT_TRUE(tilingLegal(n, band, &why)) << why;
+  EXPECT_TRUE(rectangular(n, band, &why)) << why;
+}
+
+TEST(Dependence, ASkewedStencilForbidsInterchangeAndTiling) {
+  Scratch s;
+  const Program p = parse(s, R"(double A[100][100];
+void f(void) {
+  for (int i = 1; i < 99; i++)
+    for (int j = 1; j < 99; j++)
+      A[i][j] = A[i - 1][j + 1] * 0.5;
+}
+)");
+  const Nest &n = onlyNest(p);
+  std::string why;
+  auto band = n.band();
+  EXPECT_FALSE(permutationLegal(n, band, {1, 0}, &why));
+  EXPECT_NE(why.find("backwards"), std::string::npos) << why;
+  EXPECT_FALSE(tilingLegal(n, band, &why));
+  EXPECT_FALSE(parallelism(n, 0).legal);
+  EXPECT_TRUE(parallelism(n, 1).legal) << parallelism(n, 1).why; // a row at a time: no dependence within it
+}
+
+TEST(Dependence, GaussSeidelIsFullyPermutableButNotParallel) {
+  Scratch s;
+  const Program p = parse(s, R"(double A[100][100];
+void f(void) {
+  for (int i = 1; i < 99; i++)
+    for (int j = 1; j < 99; j++)
+      A[i][j] = (A[i - 1][j] + A[i][j - 1] + A[i + 1][j] + A[i][j + 1]) / 4;
+}
+)");
+  const Nest &n = onlyNest(p);
+  std::string why;
+  EXPECT_TRUE(tilingLegal(n, n.band(), &why)) << why;
+  EXPECT_TRUE(permutationLegal(n, n.band(), {1, 0}, &why)) << why;
+  EXPECT_FALSE(parallelism(n, 0).legal);
+  EXPECT_FALSE(parallelism(n, 1).legal);
+}
+
+TEST(Dependence, ScalarsAreReductionsPrivatesOrCarriedValues) {
+  Scratch s;
+  Program p = parse(s, R"(double a[100], b[100];
+double sum(void) {
+  double t = 0, s = 0;
+  for (int i = 0; i < 100; i++)
+    s += a[i];
+  for (int i = 0; i < 100; i++) {
+    t = a[i] * 2;
+    b[i] = t + 1;
+  }
+  for (int i = 0; i < 100; i++) {
+    b[i] = t;
+    t = a[i];
+  }
+  return s + t;
+}
+)");
+  Parallelism r = parallelism(onlyNest(p, 0), 0);
+  EXPECT_TRUE(r.legal);
+  EXPECT_EQ(r.clauses(), " reduction(+:s)");
+  Parallelism t = parallelism(onlyNest(p, 1), 0);
+  EXPECT_TRUE(t.legal);
+  EXPECT_EQ(t.clauses(), " lastprivate(t)");
+  Parallelism c = parallelism(onlyNest(p, 2), 0);
+  EXPECT_FALSE(c.legal);
+  EXPECT_NE(c.why.find("scalar t"), std::string::npos) << c.why;
+}
+
+TEST(Dependence, IndirectSubscriptsAndUnknownCallsAreNotProvablyParallel) {
+  Scratch s;
+  Program p = parse(s, R"(#include <math.h>
+int h[16], idx[100];
+double x[100];
+void g(double *);
+void f(void) {
+  for (int i = 0; i < 100; i++)
+    h[idx[i]] += 1;
+  for (int i = 0; i < 100; i++)
+    x[i] = sqrt(x[i]);
+  for (int i = 0; i < 100; i++)
+    g(&x[i]);
+}
+)");
+  EXPECT_FALSE(parallelism(onlyNest(p, 0), 0).legal);
+  EXPECT_TRUE(parallelism(onlyNest(p, 1), 0).legal) << parallelism(onlyNest(p, 1), 0).why;
+  Parallelism g = parallelism(onlyNest(p, 2), 0);
+  EXPECT_FALSE(g.legal);
+  EXPECT_NE(g.why.find("calls g"), std::string::npos) << g.why;
+}
+
+namespace {
+
+/// Builds and runs a program; its stdout, or "" when it does not build.
+std::string buildAndRun(const Scratch &s, const std::string &name, const std::string &text, const std::string &flags) {
+  s.write(name + ".c", text);
+  std::string exe = (s.dir / name).string();
+  std::string cmd = fmt::format("cc -O1 {} -o {} {} -lm 2>{}.log", flags, exe, (s.dir / (name + ".c")).string(), exe);
+  if (std::system(cmd.c_str()) != 0)
+    return "";
+  std::string out;
+  FILE *f = popen(exe.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+    out.append(buf, n);
+  pclose(f);
+  return out;
+}
+
+const char *kProgram = R"(#include <stdio.h>
+#define N 37
+static double A[N][N], B[N][N], C[N][N];
+static double v[N], w[N];
+
+static void kernel(int n) {
+  int i, j, k;
+  double s = 0;
+  for (i = 0; i < n; i++)
+    for (k = 0; k < n; k++)
+      for (j = 0; j < n; j++)
+        C[i][j] += A[i][k] * B[k][j];
+  for (i = 0; i < n; i++) {
+    w[i] = 0;
+    for (j = 0; j < n; j++)
+      w[i] += A[i][j] * v[j];
+  }
+  for (i = 1; i < n; i++)
+    v[i] = v[i - 1] * 0.5 + w[i];
+}
+
+int main(void) {
+  for (int i = 0; i < N; i++) {
+    v[i] = i % 7;
+    for (int j = 0; j < N; j++) {
+      A[i][j] = (i * 3 + j) % 11;
+      B[i][j] = (i + 2 * j) % 13;
+    }
+  }
+  kernel(N);
+  for (int i = 0; i < N; i++)
+    printf("%.17g %.17g %.17g\n", C[i][i], w[i], v[i]);
+  return 0;
+}
+)";
+
+} // namespace
+
+TEST(Transform, EveryProvenValueRewritesToAProgramThatPrintsTheSame) {
+  Scratch s;
+  std::string expected = buildAndRun(s, "orig", kProgram, "");
+  ASSERT_FALSE(expected.empty());
+  s.write("k.c", kProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  Plan plan(*program, {});
+  ASSERT_FALSE(plan.knobs().empty());
+  int tried = 0;
+  for (const auto &k : plan.knobs())
+    for (size_t i = 1; i < k.values.size(); ++i) {
+      if (k.unproven.count(k.values[i]))
+        continue;
+      std::map<std::string, std::string> values{{k.name, k.values[i]}};
+      auto files = plan.render(values);
+      ASSERT_TRUE(files) << k.name << "=" << k.values[i] << ": " << files.error().message;
+      ASSERT_TRUE(files->count("k.c"));
+      EXPECT_NE(files->at("k.c"), kProgram) << k.name << "=" << k.values[i];
+      std::string flags = fmt::format("{}", fmt::join(plan.flags(values), " "));
+      std::string got = buildAndRun(s, fmt::format("v{}", tried++), files->at("k.c"), flags);
+      EXPECT_EQ(got, expected) << k.name << "=" << k.values[i] << "\n" << files->at("k.c");
+    }
+  EXPECT_GE(tried, 8);
+}
+
+TEST(Transform, CombinedChoicesCompose) {
+  Scratch s;
+  std::string expected = buildAndRun(s, "orig", kProgram, "");
+  s.write("k.c", kProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  const FileModel &f = program->files[0];
+  ASSERT_GE(f.nests.size(), 3u);
+  NestChoice c;
+  c.parallel = true;
+  c.order = {0, 2, 1}; // i, j, k
+  c.tile = 8;
+  c.unroll = 4;
+  auto text = rewrite(f, {{0, c}, {1, NestChoice{true, false, {}, 0, 2}}});
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_NE(text->find("#pragma omp parallel for"), std::string::npos);
+  EXPECT_NE(text->find("hone_i_t += 8"), std::string::npos) << *text;
+  EXPECT_EQ(buildAndRun(s, "combined", *text, "-fopenmp"), expected) << *text;
+}
+
+TEST(Transform, ThePlanMarksWhatTheTestCannotProve) {
+  Scratch s;
+  s.write("k.c", kProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  Plan plan(*program, {});
+  bool recurrenceSeen = false;
+  for (const auto &k : plan.knobs())
+    if (k.action == Action::Parallel && k.line == 18) { // v[i] = v[i-1] ...: a recurrence
+      recurrenceSeen = true;
+      ASSERT_TRUE(k.unproven.count("on"));
+      EXPECT_NE(k.unproven.at("on").find("v["), std::string::npos) << k.unproven.at("on");
+    }
+  EXPECT_TRUE(recurrenceSeen) << plan.describe();
+  EXPECT_NE(plan.describe().find("kernel()"), std::string::npos) << plan.describe();
+  // The nest holding a line, for findings that name one.
+  EXPECT_EQ(plan.nestAt("k.c", 12), "k.c:9");
+  EXPECT_EQ(plan.nestAt("k.c", 30), "");
+}
+
+TEST(Transform, ThePlanIgnoresNestsThatPrint) {
+  Scratch s;
+  s.write("k.c", kProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  Plan plan(*program, {});
+  for (const auto &k : plan.knobs())
+    EXPECT_LT(k.line, 30) << k.name; // main's printing loop is not a candidate
+}
