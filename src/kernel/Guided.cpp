@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -40,7 +41,9 @@ using nlohmann::json;
 int explorationRank(KnobRole r) {
   switch (r) {
   case KnobRole::Threads: return 0;
+  case KnobRole::Parallel: return 0;
   case KnobRole::LoopOrder: return 1;
+  case KnobRole::Simd: return 4;
   case KnobRole::Flags: return 2;
   case KnobRole::Tile: return 3;
   case KnobRole::Unroll: return 4;
@@ -98,7 +101,7 @@ public:
     for (const Edit &e : edits()) {
       if (out.size() >= count)
         break;
-      Candidate c = Candidate::make(renderVariant({e.values, files_}), bestHash_, e.rationale);
+      Candidate c = Candidate::make(renderKnobs(manifest_, e.values, files_), bestHash_, e.rationale);
       if (!tried_.insert(c.hash).second)
         continue;
       pending_.push_back(e);
@@ -181,7 +184,7 @@ private:
 
   /// The score a measured variant got (0: failed); nullopt when it was never measured.
   std::optional<double> measured(const KnobValues &v) const {
-    auto it = scores_.find(engine::contentHash(renderVariant({v, files_})));
+    auto it = scores_.find(engine::contentHash(renderKnobs(manifest_, v, files_)));
     return it == scores_.end() ? std::nullopt : std::optional<double>(it->second);
   }
 
@@ -226,7 +229,8 @@ private:
     auto threads = [&](const std::string &v) { return v.empty() ? cores_ : numberOf(v); };
     bool sameThreads = k.role == KnobRole::Threads && k.numeric() && cur < k.values.size();
     for (size_t i = 0; i < k.values.size(); ++i)
-      if (i != cur && !beyondWorse.count(i) && !(sameThreads && threads(k.values[i]) == threads(current)))
+      if (i != cur && !beyondWorse.count(i) && !(sameThreads && threads(k.values[i]) == threads(current)) &&
+          !k.unproven.count(k.values[i]))
         idx.push_back(i);
     if (k.role == KnobRole::Threads && k.numeric()) {
       // A thread per core first ("" = the runtime's default, which is that), then fewer, most first;
@@ -275,7 +279,8 @@ private:
           continue;
         bool setAside = worse_.count(t->id) && worse_.at(t->id) >= 2; // still a companion (1b)
         for (const Knob &k : manifest_.knobs) {
-          if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end())
+          if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end() ||
+              !transformable(k, f))
             continue;
           std::vector<std::string> values = order(k, best_.at(k.name));
           // Values that carry the transformation's hint (a flag set with -ffast-math) first.
@@ -370,7 +375,8 @@ private:
     // 2. Exploration: every knob's other values, cheap roles first, nearest values first.
     std::vector<const Knob *> knobs;
     for (const auto &k : manifest_.knobs)
-      knobs.push_back(&k);
+      if (k.kind != KnobKind::Source || files_.empty())
+        knobs.push_back(&k);
     std::stable_sort(knobs.begin(), knobs.end(),
                      [](const Knob *a, const Knob *b) { return explorationRank(a->role) < explorationRank(b->role); });
     for (const Knob *k : knobs)
@@ -411,6 +417,23 @@ private:
     for (auto &p : pairs)
       out.push_back(std::move(p.second));
     return out;
+  }
+
+  /// Whether a finding may be answered with knob `k`: a source knob only when the variant keeps the
+  /// project's files (an edited file is not what the source model describes), and, for a finding
+  /// that names a line, only on the nest holding that line.
+  bool transformable(const Knob &k, const json &finding) const {
+    if (k.kind != KnobKind::Source)
+      return true;
+    if (!files_.empty())
+      return false;
+    const json *subject = finding.contains("subject") ? &finding["subject"] : nullptr;
+    if (!subject || !subject->is_object() || !subject->contains("line") || !(*subject)["line"].is_number())
+      return true;
+    std::string file = support::textOf(*subject, "file");
+    int line = (*subject)["line"].get<int>();
+    return std::filesystem::path(file).filename() == std::filesystem::path(k.nestFile).filename() &&
+           line >= k.nestLine && line <= k.nestEndLine;
   }
 
   /// Whether setting `name` = `value` was tried from two different bests and improved neither, or

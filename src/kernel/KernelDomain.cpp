@@ -3,6 +3,7 @@
 #include "kernel/CodeAgent.h"
 #include "kernel/Evaluator.h"
 #include "kernel/Runner.h"
+#include "kernel/SourceKnobs.h"
 #include "support/FileUtil.h"
 
 #include <fmt/format.h>
@@ -19,7 +20,11 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json KernelOptions::toJson() const {
-  return {{"project", project}, {"workdir", workdir}, {"profile", profile}, {"ncu_report", ncuReport}};
+  return {{"project", project},
+          {"workdir", workdir},
+          {"profile", profile},
+          {"ncu_report", ncuReport},
+          {"source_transforms", sourceTransforms}};
 }
 
 support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
@@ -30,6 +35,7 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
     o.workdir = r.get<std::string>("workdir", "");
     o.profile = r.get<bool>("profile", true);
     o.ncuReport = r.get<std::string>("ncu_report", "");
+    o.sourceTransforms = r.get<bool>("source_transforms", true);
     r.finish();
     return o;
   } catch (const std::exception &e) {
@@ -39,7 +45,7 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
 
 // ---- the knob space ------------------------------------------------------------------
 
-KnobSpace::KnobSpace(const Manifest &m) {
+KnobSpace::KnobSpace(const Manifest &m) : manifest_(m) {
   for (const auto &k : m.knobs) {
     std::vector<std::string> values{k.values[k.defaultIndex]};
     for (size_t i = 0; i < k.values.size(); ++i)
@@ -67,7 +73,7 @@ KnobValues KnobSpace::values(const std::vector<int> &a) const {
 }
 
 std::string KnobSpace::render(const std::vector<int> &a) const {
-  return renderVariant({values(a), {}});
+  return renderKnobs(manifest_, values(a));
 }
 
 // ---- the problem ---------------------------------------------------------------------
@@ -178,6 +184,9 @@ public:
     auto m = loadManifest(options->project);
     if (!m)
       return support::Error{m.error().message};
+    if (options->sourceTransforms)
+      if (auto plan = addSourceKnobs(*m); !plan)
+        return plan.error();
     m->executor = config.commandExecutor; // builds and runs, the reference's too, run where the user said
     auto catalogue = loadCatalogue();
     if (!catalogue)
@@ -203,6 +212,9 @@ public:
     auto m = loadManifest(options->project);
     if (!m)
       return m.error();
+    if (options->sourceTransforms)
+      if (auto plan = addSourceKnobs(*m); !plan)
+        return plan.error();
     auto v = parseVariant(*m, text);
     if (v)
       return std::optional<std::string>();

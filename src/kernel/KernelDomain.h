@@ -23,6 +23,7 @@ struct KernelOptions {
   std::string workdir;   // candidates' folder; empty: <project>/.hone/candidates
   bool profile = true;   // profile and diagnose each new best
   std::string ncuReport; // an Nsight Compute CSV report to add to the diagnosis
+  bool sourceTransforms = true; // hone's own source transformations of the nests (SourceKnobs.h)
 
   nlohmann::json toJson() const;
   static support::Expected<KernelOptions> fromJson(const nlohmann::json &j);
@@ -38,6 +39,7 @@ public:
   KnobValues values(const std::vector<int> &assignment) const;
 
 private:
+  Manifest manifest_; // its plan realises source knobs as files
   std::vector<std::pair<std::string, std::vector<std::string>>> knobs_; // name, values (default first)
 };
 

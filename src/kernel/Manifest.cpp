@@ -21,6 +21,7 @@ std::string_view toString(KnobKind kind) {
   case KnobKind::Define: return "define";
   case KnobKind::Flags: return "flags";
   case KnobKind::Env: return "env";
+  case KnobKind::Source: return "source";
   }
   return "?";
 }
@@ -29,7 +30,8 @@ namespace {
 constexpr std::pair<KnobRole, std::string_view> kRoles[] = {
     {KnobRole::Tile, "tile"},         {KnobRole::Unroll, "unroll"},   {KnobRole::LoopOrder, "loop-order"},
     {KnobRole::Threads, "threads"},   {KnobRole::Schedule, "schedule"}, {KnobRole::Binding, "binding"},
-    {KnobRole::Flags, "flags"},       {KnobRole::Other, "other"}};
+    {KnobRole::Flags, "flags"},       {KnobRole::Parallel, "parallel"}, {KnobRole::Simd, "simd"},
+    {KnobRole::Other, "other"}};
 
 std::vector<std::string> roleNames() {
   std::vector<std::string> out;

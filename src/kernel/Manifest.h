@@ -11,19 +11,26 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace hone::kernel {
 
-enum class KnobKind { Define, Flags, Env };
+namespace source {
+class Plan;
+}
+
+/// Define: -DNAME=value; Flags: compiler flags; Env: the run's environment; Source: one of hone's
+/// own source transformations on a loop nest (source/Transform.h), realised as rewritten files.
+enum class KnobKind { Define, Flags, Env, Source };
 std::string_view toString(KnobKind kind);
 
 /// What a knob does to the program, which decides the transformations it
 /// realises (docs/KERNELS.md, "Knob roles"); from `role` in the manifest, else
 /// guessed from the knob's name and kind.
-enum class KnobRole { Tile, Unroll, LoopOrder, Threads, Schedule, Binding, Flags, Other };
+enum class KnobRole { Tile, Unroll, LoopOrder, Threads, Schedule, Binding, Flags, Parallel, Simd, Other };
 std::string_view toString(KnobRole role);
 std::optional<KnobRole> parseKnobRole(std::string_view text);
 
@@ -34,6 +41,11 @@ struct Knob {
   std::vector<std::string> values; // as written into -D, the flags or the environment
   size_t defaultIndex = 0;         // the reference's value
   std::string doc;
+  // Source knobs: the nest they transform, and the values the dependence test cannot prove legal
+  // (value -> why); the guided agent does not propose those.
+  std::string nestFile;
+  int nestLine = 0, nestEndLine = 0;
+  std::map<std::string, std::string> unproven;
   bool numeric() const; // every value is a number
 };
 
@@ -95,6 +107,9 @@ struct Manifest {
   std::vector<std::string> profileDefines; // NAME=VALUE added when profiling (smaller sizes)
   // Where builds and runs execute (not from hone.toml: the caller's --executor); null: here.
   std::shared_ptr<support::CommandExecutor> executor;
+  // hone's source transformations of the editable files (not from hone.toml: added by
+  // addSourceKnobs); null: none. Its knobs are in `knobs`, of kind Source.
+  std::shared_ptr<const source::Plan> plan;
 
   const Knob *knob(const std::string &name) const;
   std::vector<std::string> knobNames() const;

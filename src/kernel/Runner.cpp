@@ -1,5 +1,7 @@
 #include "kernel/Runner.h"
 
+#include "kernel/source/Transform.h"
+
 #include "support/FileUtil.h"
 #include "support/Regex.h"
 #include "support/StringUtil.h"
@@ -84,7 +86,32 @@ support::Expected<Variant> parseVariant(const Manifest &m, const std::string &te
   }
   if (auto ok = checkValues(m, v.knobs); !ok)
     return ok.error();
+  if (auto ok = realise(m, v); !ok)
+    return ok.error();
   return v;
+}
+
+support::Expected<bool> realise(const Manifest &m, Variant &v) {
+  if (!m.plan)
+    return true;
+  auto files = m.plan->render(v.knobs);
+  if (!files)
+    return files.error();
+  for (auto &[name, text] : *files) {
+    auto it = v.files.find(name);
+    if (it != v.files.end() && it->second != text)
+      return support::Error{fmt::format("the variant's '{}' is not what its source knobs make of the project's file "
+                                        "(a variant either sets hone's source knobs or edits the file itself)",
+                                        name)};
+    v.files[name] = std::move(text);
+  }
+  return true;
+}
+
+std::string renderKnobs(const Manifest &m, const KnobValues &knobs, std::map<std::string, std::string> files) {
+  Variant v{knobs, std::move(files)};
+  (void)realise(m, v); // a value that cannot be realised is refused when the variant is parsed
+  return renderVariant(v);
 }
 
 Expansion expand(const Manifest &m, const Variant &v) {
@@ -104,8 +131,14 @@ Expansion expand(const Manifest &m, const Variant &v) {
         e.flags.push_back(w);
       break;
     }
+    case KnobKind::Source: break; // realised as files (realise)
     }
   }
+  if (m.plan)
+    for (const auto &f : m.plan->flags(v.knobs))
+      if (m.flags.find(f) == std::string::npos &&
+          std::find(e.flags.begin(), e.flags.end(), f) == e.flags.end())
+        e.flags.push_back(f);
   return e;
 }
 

@@ -30,6 +30,12 @@ std::string renderVariant(const Variant &v);
 /// let a variant change and violated constraints are errors that say which.
 support::Expected<Variant> parseVariant(const Manifest &m, const std::string &text);
 Variant referenceVariant(const Manifest &m);
+/// Fills in the files a variant's source knobs rewrite (Manifest::plan); an error when a value cannot
+/// be realised or the variant's own text of such a file differs.
+support::Expected<bool> realise(const Manifest &m, Variant &v);
+/// The text of the variant with these knob values and files, its source knobs realised as files (so
+/// that the stored candidate shows the rewritten source).
+std::string renderKnobs(const Manifest &m, const KnobValues &knobs, std::map<std::string, std::string> files = {});
 
 /// "-DTILE=64 ..." of the define knobs, the flag knobs' flags, and NAME=VALUE of the env knobs.
 struct Expansion {

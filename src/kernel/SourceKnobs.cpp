@@ -1,0 +1,134 @@
+#include "kernel/SourceKnobs.h"
+
+#include "kernel/Runner.h"
+#include "kernel/source/Model.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <filesystem>
+
+namespace hone::kernel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Words of a shell command line (quotes and backslashes as sh reads them; no expansions).
+std::vector<std::string> shellWords(const std::string &s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool any = false;
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < s.size())
+        cur += s[++i];
+      else
+        cur += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      any = true;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      cur += s[++i];
+      any = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
+      if (any || !cur.empty())
+        out.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (any || !cur.empty())
+    out.push_back(cur);
+  return out;
+}
+
+KnobRole roleOf(source::Action a) {
+  switch (a) {
+  case source::Action::Parallel: return KnobRole::Parallel;
+  case source::Action::Order: return KnobRole::LoopOrder;
+  case source::Action::Tile: return KnobRole::Tile;
+  case source::Action::Unroll: return KnobRole::Unroll;
+  case source::Action::Simd: return KnobRole::Simd;
+  }
+  return KnobRole::Other;
+}
+
+} // namespace
+
+std::vector<std::string> parseArguments(const Manifest &m) {
+  Variant ref = referenceVariant(m);
+  auto words = shellWords(buildCommand(m, ref, (fs::path(m.dir) / ".hone" / "parse").string()));
+  std::vector<std::string> out;
+  auto absolute = [&](const std::string &p) { return fs::path(p).is_absolute() ? p : (fs::path(m.dir) / p).string(); };
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string &w = words[i];
+    for (const char *opt : {"-I", "-isystem", "-iquote", "-include"}) {
+      size_t n = std::strlen(opt);
+      if (w == opt && i + 1 < words.size()) {
+        out.push_back(opt);
+        out.push_back(absolute(words[++i]));
+        break;
+      }
+      if (w.size() > n && w.compare(0, n, opt) == 0 && std::string(opt) == "-I") {
+        out.push_back("-I" + absolute(w.substr(n)));
+        break;
+      }
+    }
+    if (w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0 || w.rfind("-std=", 0) == 0) {
+      if ((w == "-D" || w == "-U") && i + 1 < words.size())
+        out.push_back(w + words[++i]);
+      else
+        out.push_back(w);
+    }
+  }
+  out.push_back("-I" + m.dir);
+  return out;
+}
+
+support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOptions &options) {
+  if (m.language != "c" && m.language != "cpp")
+    return std::string("source transformations: none for a ") + m.language + " project (CUDA keeps its knobs)\n";
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto &e : m.editable) {
+    std::string ext = fs::path(e).extension().string();
+    if (ext == ".c" || ext == ".cc" || ext == ".cpp" || ext == ".cxx" || ext == ".C")
+      files.push_back({e, (fs::path(m.dir) / e).string()});
+  }
+  if (files.empty())
+    return std::string("source transformations: no editable C/C++ file\n");
+  auto program = source::analyze(files, parseArguments(m));
+  if (!program)
+    return program.error();
+  auto plan = std::make_shared<source::Plan>(std::move(*program), options);
+  std::string out;
+  for (const auto &w : plan->program().warnings)
+    out += "source transformations: " + w + "\n";
+  for (const auto &k : plan->knobs()) {
+    if (m.knob(k.name))
+      continue; // the manifest names it already
+    Knob knob;
+    knob.name = k.name;
+    knob.kind = KnobKind::Source;
+    knob.role = roleOf(k.action);
+    knob.values = k.values;
+    knob.defaultIndex = 0;
+    knob.doc = k.doc;
+    knob.nestFile = k.file;
+    knob.nestLine = k.line;
+    knob.nestEndLine = k.endLine;
+    knob.unproven = k.unproven;
+    m.knobs.push_back(std::move(knob));
+  }
+  out += plan->describe();
+  m.plan = std::move(plan);
+  return out;
+}
+
+} // namespace hone::kernel

@@ -1,0 +1,24 @@
+// hone's source transformations as knobs of a kernel project: the editable
+// C/C++ files are parsed (source/Model.h), the nests worth transforming get
+// knobs of kind Source (source/Transform.h), and the manifest keeps the plan
+// that realises their values as rewritten files.
+#pragma once
+
+#include "kernel/Manifest.h"
+#include "kernel/source/Transform.h"
+#include "support/Expected.h"
+
+#include <string>
+#include <vector>
+
+namespace hone::kernel {
+
+/// The compiler arguments of the reference's build that decide how a file parses (-I, -D, -U,
+/// -std=, -include), paths made absolute against the project folder.
+std::vector<std::string> parseArguments(const Manifest &m);
+
+/// Analyses the editable files and adds the plan's knobs to `m` (none for CUDA, or when the files
+/// do not parse: the warnings say why). Returns the plan's description (what each nest admits).
+support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOptions &options = {});
+
+} // namespace hone::kernel
