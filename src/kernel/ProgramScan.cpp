@@ -94,8 +94,8 @@ std::optional<fs::path> findBelow(const fs::path &dir, const std::string &name) 
 
 /// The folder that, given as -I, makes `name` resolve to `found`.
 fs::path includeRoot(const fs::path &found, const std::string &name) {
-  fs::path root = found;
-  for (auto it = fs::path(name).begin(); it != fs::path(name).end(); ++it)
+  fs::path root = found, rel(name);
+  for (auto it = rel.begin(); it != rel.end(); ++it)
     root = root.parent_path();
   return root;
 }
