@@ -52,8 +52,8 @@ std::string timedWhat(const Manifest &m);
 
 /// The region-timing trust check: a reported time that claims a real saving (under 0.8 of the
 /// reference's region) must be matched by the whole process, at least half of it, within the
-/// process times' noise (their 95% half-widths summed, at least 2% of the reference's process time;
-/// an unknown half-width counts as that 2%). The reason when not trusted.
+/// process times' noise (their 95% half-widths combined, at least 2% of the reference's process time
+/// and at most a quarter of the claimed saving; an unknown half-width counts as that 2%). The reason when not trusted.
 std::optional<std::string> regionDistrusted(double refRegion, double refProcess, double refProcessCi,
                                             const Timing &candidate);
 
