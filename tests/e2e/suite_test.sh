@@ -124,7 +124,7 @@ check check 0 "$HONE" kernel check "$TMP/copy/linear/scale2"
 expect_out check "timed build: ok"
 expect_out check "timed: the time the program reports (regex"
 expect_out check "WARNING: weak validation"
-expect_out check "fixed inputs"
+expect_out check "inputs are fixed"
 # -O3 -march=native must not be rejected for a last printed digit FMA moves.
 check measure-o3 0 "$HONE" kernel measure "$TMP/copy/linear/scale2" --knob "flags=-O3 -march=native" --rounds 1
 expect_out measure-o3 "timed: the time the program reports"
