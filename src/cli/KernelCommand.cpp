@@ -1,4 +1,4 @@
-// hone kernel init PROGRAM.c|.cpp|.cu [--force]
+// hone kernel init PROGRAM.c|.cpp|.cu [--include DIR] [--source FILE] [--define NAME[=V]] [--force]
 // hone kernel check DIR [--json]
 // hone kernel measure DIR [--knob NAME=VALUE ...] [--variant FILE ...] [--rounds N] [--json]
 // hone kernel profile DIR [--knob NAME=VALUE ...] [--ncu REPORT.csv] [--json]
@@ -79,11 +79,18 @@ std::string seconds(double s) {
 void addInit(CLI::App &parent, Action &action) {
   struct Options {
     std::string program;
+    std::vector<std::string> includes, sources, defines;
     bool force = false;
   };
   auto opts = std::make_shared<Options>();
-  auto *cmd = parent.add_subcommand("init", "Write a commented hone.toml beside a single-file program");
+  auto *cmd = parent.add_subcommand("init", "Write a commented hone.toml beside a program (its headers, companion "
+                                            "sources, outputs and dataset found by a scan)");
   cmd->add_option("program", opts->program, "The program: a .c, .cpp or .cu file that prints its results")->required();
+  cmd->add_option("--include", opts->includes, "An include folder (repeatable), searched before the program's own "
+                                               "folders");
+  cmd->add_option("--source", opts->sources, "Another source file to compile with the program (repeatable; not "
+                                             "editable)");
+  cmd->add_option("--define", opts->defines, "NAME[=VALUE] for every build (repeatable), e.g. a dataset size");
   cmd->add_flag("--force", opts->force, "Overwrite an existing hone.toml");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
@@ -94,9 +101,12 @@ void addInit(CLI::App &parent, Action &action) {
       }
       kernel::InitOptions io;
       io.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      auto text = kernel::initManifest(opts->program, *source, io);
-      if (!text) {
-        std::cerr << "hone: " << text.error().message << "\n";
+      io.scan.includeDirs = opts->includes;
+      io.scan.sources = opts->sources;
+      io.defines = opts->defines;
+      auto init = kernel::initProject(opts->program, *source, io);
+      if (!init) {
+        std::cerr << "hone: " << init.error().message << "\n";
         return kUsage;
       }
       fs::path target = fs::absolute(opts->program).parent_path() / "hone.toml";
@@ -105,16 +115,20 @@ void addInit(CLI::App &parent, Action &action) {
         std::cerr << "hone: " << target.string() << " exists; --force replaces it\n";
         return kUsage;
       }
+      // Our own output must load before it is written: a manifest that does not is never left behind.
+      auto m = kernel::parseManifest(target.string(), init->text);
+      if (!m) {
+        std::cerr << "hone: internal error: the manifest hone would write does not load: " << m.error().message
+                  << "\n";
+        return kInternal;
+      }
       std::string why;
-      if (!support::writeFileAtomically(target.string(), *text, &why)) {
+      if (!support::writeFileAtomically(target.string(), init->text, &why)) {
         std::cerr << "hone: " << why << "\n";
         return kUsage;
       }
-      auto m = kernel::parseManifest(target.string(), *text);
-      if (!m) { // our own output must load; say so loudly if it does not
-        std::cerr << "hone: internal error: the manifest written does not load: " << m.error().message << "\n";
-        return kInternal;
-      }
+      for (const auto &n : init->notes)
+        std::cout << n << "\n";
       std::cout << fmt::format("wrote {}: {} knobs ({}); check it with: hone kernel check {}\n", target.string(),
                                m->knobs.size(), fmt::join(m->knobNames(), ", "), target.parent_path().string());
       return kOk;
@@ -140,8 +154,14 @@ void addCheck(CLI::App &parent, Action &action) {
       kernel::Variant ref = kernel::referenceVariant(*m);
       json out{{"project", m->name}, {"manifest", m->path}, {"knobs", m->knobNames()}};
       std::vector<std::string> problems;
-      kernel::BuildResult b = kernel::build(*m, ref, scratch(*m, "check"));
+      kernel::BuildResult b = kernel::buildValidated(*m, ref, scratch(*m, "check"));
+      kernel::BuildResult tb = b.ok ? kernel::buildTimed(*m, ref, scratch(*m, "check"), b) : b;
       out["build"] = {{"ok", b.ok}, {"command", b.command}, {"seconds", b.seconds}};
+      if (m->splitBuilds() && b.ok) {
+        out["timed_build"] = {{"ok", tb.ok}, {"command", tb.command}, {"seconds", tb.seconds}};
+        if (!tb.ok)
+          problems.push_back(fmt::format("the timed build failed ({}):\n{}", tb.error, tb.log.substr(0, 4000)));
+      }
       if (!b.ok) {
         problems.push_back(fmt::format("the build failed ({}):\n{}", b.error, b.log.substr(0, 4000)));
       } else {
@@ -152,11 +172,13 @@ void addCheck(CLI::App &parent, Action &action) {
           json s{{"seed", seed}, {"outputs", r1.values.size()}, {"seconds", r1.process.seconds}};
           if (!r1.ok() || !r2.ok()) {
             problems.push_back(fmt::format("seed {}: {}", seed, !r1.ok() ? r1.error : r2.error));
-          } else if (auto mm = kernel::compareOutputs(m->output, r1.values, r2.values)) {
+          } else if (auto mm = kernel::compareOutputs(m->output, r1.values, r2.values, &r1.units)) {
             problems.push_back(fmt::format("seed {}: two runs of the unmodified program differ beyond the tolerance "
                                            "(nondeterministic, or the tolerance is too tight): {}",
                                            seed, mm->message));
           }
+          if (auto weak = r1.ok() ? kernel::weakValidation(r1.values, r1.units) : std::nullopt)
+            out["warning"] = *weak;
           seeds.push_back(s);
         }
         out["seeds"] = seeds;
@@ -166,19 +188,24 @@ void addCheck(CLI::App &parent, Action &action) {
           if (a.ok() && c.ok() && a.values == c.values)
             out["note"] = "the outputs do not change with the seed: the program ignores {seed} (validation then "
                           "cannot catch outputs that ignore the input)";
+        } else if (problems.empty()) {
+          out["note"] = "one validation input: the program's inputs are fixed, so the guard \"outputs do not change "
+                        "with the input\" cannot fire (validation compares the outputs with the reference's only)";
         }
         if (problems.empty()) {
           kernel::EvaluatorSettings es;
           es.workdir = scratch(*m, "check");
           es.profile = false;
           kernel::KernelEvaluator ev(*m, es);
-          auto t = ev.time(ref, b.exe, scratch(*m, "check"));
+          auto t = ev.time(ref, tb.exe, scratch(*m, "check"));
           if (!t) {
             problems.push_back("timing: " + t.error().message);
           } else {
             out["timing"] = {{"median_s", t->median}, {"ci95_s", t->ci95}, {"stddev_s", t->stddev},
                              {"repeats", t->samples.size()}, {"converged", t->converged},
-                             {"noise", t->median > 0 ? t->ci95 / t->median : 0}};
+                             {"noise", t->median > 0 ? t->ci95 / t->median : 0}, {"timed", kernel::timedWhat(*m)}};
+            if (m->timing.mode == "region")
+              out["timing"]["process_median_s"] = t->processMedian;
           }
         }
       }
@@ -189,18 +216,28 @@ void addCheck(CLI::App &parent, Action &action) {
       } else {
         std::cout << fmt::format("{} ({}): {} knobs\n", m->name, m->path, m->knobs.size());
         std::cout << fmt::format("build: {} ({:.2f} s)\n  $ {}\n", b.ok ? "ok" : "FAILED", b.seconds, b.command);
+        if (out.contains("timed_build"))
+          std::cout << fmt::format("timed build: {} ({:.2f} s)\n  $ {}\n", tb.ok ? "ok" : "FAILED", tb.seconds,
+                                   tb.command);
         if (out.contains("seeds"))
           for (const auto &s : out["seeds"])
             std::cout << fmt::format("seed {}: {} outputs, {}\n", s["seed"].get<uint64_t>(), s["outputs"].get<size_t>(),
                                      seconds(s["seconds"].get<double>()));
         if (out.contains("note"))
           std::cout << "note: " << out["note"].get<std::string>() << "\n";
+        if (out.contains("warning"))
+          std::cout << "WARNING: " << out["warning"].get<std::string>() << "\n";
         if (out.contains("timing")) {
           const json &t = out["timing"];
           std::cout << fmt::format("timing: median {} over {} runs, 95% CI +-{:.1f}% ({}){}\n",
                                    seconds(t["median_s"].get<double>()), t["repeats"].get<size_t>(),
                                    100 * t["noise"].get<double>(), t["converged"].get<bool>() ? "converged" : "not converged",
                                    t["converged"].get<bool>() ? "" : ": this machine is noisy; speedups under the CI mean nothing");
+          std::cout << "timed: " << t["timed"].get<std::string>()
+                    << (t.contains("process_median_s")
+                            ? fmt::format(" (the whole process: {})", seconds(t["process_median_s"].get<double>()))
+                            : "")
+                    << "\n";
         }
         for (const auto &p : problems)
           std::cout << "problem: " << p << "\n";
@@ -282,11 +319,13 @@ void addMeasure(CLI::App &parent, Action &action) {
           continue;
         }
         std::string vdir = scratch(*m, fmt::format("measure/variant-{}", timed.size()));
-        kernel::BuildResult b = kernel::build(*m, e.variant, vdir);
+        kernel::BuildResult b = kernel::buildValidated(*m, e.variant, vdir);
         if (!b.ok)
           e.error = fmt::format("does not build ({}):\n{}", b.error, kernel::firstCompilerErrors(b.log));
         else if (auto bad = ev.validate(e.variant, b.exe, vdir, ev.seeds()))
           e.error = fmt::format("is {}: {}", engine::toString(bad->status), bad->error);
+        else if (b = kernel::buildTimed(*m, e.variant, vdir, b); !b.ok)
+          e.error = fmt::format("does not build for timing ({}):\n{}", b.error, kernel::firstCompilerErrors(b.log));
         if (!e.error.empty()) {
           std::cerr << "hone: the variant of " << e.source << " " << e.error << "\n";
           continue;
@@ -298,7 +337,9 @@ void addMeasure(CLI::App &parent, Action &action) {
         return kRejected;
       kernel::Variant ref = kernel::referenceVariant(*m);
       std::string refDir = scratch(*m, "measure/ref");
-      kernel::BuildResult rb = kernel::build(*m, ref, refDir);
+      kernel::BuildResult rb = kernel::buildValidated(*m, ref, refDir);
+      if (rb.ok)
+        rb = kernel::buildTimed(*m, ref, refDir, rb);
       if (!rb.ok) {
         std::cerr << "hone: the reference does not build (" << rb.error << ")\n";
         return kRejected;
@@ -320,7 +361,8 @@ void addMeasure(CLI::App &parent, Action &action) {
       }
       kernel::Timing tr = kernel::summarize(refSamples, m->timing.targetCi);
       auto ci = [](double x) { return std::isfinite(x) ? x : -1.0; };
-      json out{{"project", m->name}, {"seeds", ev.seeds()}, {"rounds", opts->rounds}, {"validated", true}};
+      json out{{"project", m->name}, {"seeds", ev.seeds()}, {"rounds", opts->rounds}, {"validated", true},
+               {"timed", kernel::timedWhat(*m)}};
       out["reference"] = {{"median_s", tr.median}, {"ci95_s", ci(tr.ci95)}, {"samples", refSamples}};
       out["variants"] = json::array();
       bool allMeasured = true;
@@ -353,8 +395,9 @@ void addMeasure(CLI::App &parent, Action &action) {
       if (opts->json) {
         std::cout << out.dump(2) << "\n";
       } else {
-        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance); median of {} interleaved rounds\n", m->name,
-                                 fmt::join(ev.seeds(), ", "), kernel::toString(m->output.tolerance), refSamples.size());
+        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance); median of {} interleaved rounds; timed: {}\n",
+                                 m->name, fmt::join(ev.seeds(), ", "), kernel::toString(m->output.tolerance),
+                                 refSamples.size(), kernel::timedWhat(*m));
         std::cout << fmt::format("{:<12} {:>10}\n", "reference", seconds(tr.median));
         for (const auto &j : out["variants"]) {
           std::string name = j["source"].get<std::string>();

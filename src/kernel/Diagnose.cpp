@@ -132,7 +132,10 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
     if (!onPath("valgrind")) {
       p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
     } else {
-      BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, m.profileDefines);
+      // The timed build (`[build] time_defines`): what is profiled is what is timed, not a dump.
+      std::vector<std::string> defines = m.profileDefines;
+      defines.insert(defines.end(), m.timeDefines.begin(), m.timeDefines.end());
+      BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, defines);
       if (!b.ok) {
         p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
       } else {
@@ -140,7 +143,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         RunResult r = runOnce(m, v, b.exe, dir + "/cg-run", o.seed,
                               {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
                                "--cachegrind-out-file=" + out},
-                              {dir + "/cachegrind.out.*"});
+                              {dir + "/cachegrind.out.*"}, true);
         // The largest output is the program's (the shell's is tiny).
         std::string best;
         uintmax_t bestSize = 0;
@@ -183,13 +186,13 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
     if (!onPath("perf")) {
       p.skipped.push_back("perf: not installed (apt-get install linux-perf)");
     } else {
-      BuildResult b = build(m, v, dir + "/perf-build");
+      BuildResult b = build(m, v, dir + "/perf-build", {}, m.timeDefines);
       if (b.ok) {
         std::string csv = dir + "/perf.csv";
         RunResult r = runOnce(m, v, b.exe, dir + "/perf-run", o.seed,
                               {"perf", "stat", "-x,", "-o", csv, "-e",
                                "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"},
-                              {csv});
+                              {csv}, true);
         auto text = support::readFile(csv);
         auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
         if (!r.ok()) {

@@ -20,6 +20,18 @@ std::string tail(const std::string &text, size_t bytes) {
   return text.size() <= bytes ? text : text.substr(text.size() - bytes);
 }
 
+} // namespace
+
+std::string timedWhat(const Manifest &m) {
+  if (m.timing.mode != "region")
+    return "the whole process, timed by hone";
+  return m.timing.regex.empty() ? fmt::format("the time the program reports ({} lines)", m.timing.tag)
+                                : fmt::format("the time the program reports (regex '{}'){}", m.timing.regex,
+                                              m.splitBuilds() ? ", in a build of its own" : "");
+}
+
+namespace {
+
 EvalResult failure(EvalStatus status, std::string error, std::string raw = {}) {
   EvalResult r;
   r.status = status;
@@ -30,6 +42,22 @@ EvalResult failure(EvalStatus status, std::string error, std::string raw = {}) {
 
 } // namespace
 
+std::optional<std::string> regionDistrusted(double refRegion, double refProcess, double refProcessCi,
+                                            const Timing &t) {
+  double savedRegion = refRegion - t.median, savedProcess = refProcess - t.processMedian;
+  double floor = 0.02 * refProcess;
+  // The noise of the two process medians' difference, allowed up to half the claim (at most a quarter
+  // of the region's saving): noise never clears a timer that reports a saving the process lacks.
+  double noise = std::isfinite(refProcessCi) && std::isfinite(t.processCi95)
+                     ? std::max(floor, std::min(std::hypot(refProcessCi, t.processCi95), 0.25 * savedRegion))
+                     : floor;
+  if (t.median < 0.8 * refRegion && savedProcess + noise < 0.5 * savedRegion)
+    return fmt::format("the program's timer reports {:.4g} s less than the reference's, but the whole process "
+                       "takes only {:.4g} s less (+-{:.2g} s of noise): the reported time is not trusted",
+                       savedRegion, savedProcess, noise);
+  return std::nullopt;
+}
+
 KernelEvaluator::KernelEvaluator(Manifest manifest, EvaluatorSettings settings)
     : manifest_(std::move(manifest)), settings_(std::move(settings)) {
   reference_ = referenceVariant(manifest_);
@@ -39,23 +67,32 @@ KernelEvaluator::KernelEvaluator(Manifest manifest, EvaluatorSettings settings)
 
 support::Expected<bool> KernelEvaluator::prepare() {
   std::string dir = (fs::path(settings_.workdir) / "reference").string();
-  BuildResult b = build(manifest_, reference_, dir);
-  if (!b.ok)
-    return support::Error{fmt::format("the unmodified project does not build ({}):\n{}$ {}\n{}", b.error,
-                                      manifest_.dir, b.command, firstCompilerErrors(b.log))};
+  BuildResult b = buildValidated(manifest_, reference_, dir);
+  BuildResult tb = b.ok ? buildTimed(manifest_, reference_, dir, b) : b;
+  if (!tb.ok)
+    return support::Error{fmt::format("the unmodified project does not build ({}):\n{}$ {}\n{}", tb.error,
+                                      manifest_.dir, tb.command, firstCompilerErrors(tb.log))};
   referenceExe_ = b.exe;
+  referenceTimedExe_ = tb.exe;
   for (uint64_t seed : seeds_) {
     std::string why;
     referenceOutputs(seed, &why);
     if (!why.empty())
       return support::Error{fmt::format("the unmodified project fails on seed {}: {}", seed, why)};
   }
+  // Outputs that ignore the input are caught only when the reference's outputs change with it.
+  fixedInputs_ = true;
+  for (uint64_t seed : seeds_)
+    fixedInputs_ = fixedInputs_ && refOutputs_[seed] == refOutputs_[seeds_.front()];
+  if (auto weak = weakValidation(refOutputs_[seeds_.front()], refUnits_[seeds_.front()]))
+    weakNote_ = *weak;
   if (manifest_.timing.mode == "region") { // what the region and the whole process take, for the timer check
-    auto t = time(reference_, referenceExe_, dir);
+    auto t = time(reference_, referenceTimedExe_, dir);
     if (!t)
       return support::Error{"timing the unmodified project: " + t.error().message};
     refRegionS_ = t->median;
     refProcessS_ = t->processMedian;
+    refProcessCi_ = t->processCi95;
   }
   return true;
 }
@@ -75,7 +112,14 @@ std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string
   }
   std::lock_guard<std::mutex> lock(mutex_);
   refOutputs_[seed] = r.values;
+  refUnits_[seed] = r.units;
   return r.values;
+}
+
+const std::vector<double> *KernelEvaluator::unitsOf(uint64_t seed) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = refUnits_.find(seed);
+  return it == refUnits_.end() || it->second.empty() ? nullptr : &it->second;
 }
 
 std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std::string &exe, const std::string &dir,
@@ -108,7 +152,7 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
                                  "outputs, the reference's differ",
                                  i + 1, seeds.size()));
   for (size_t i = 0; i < runs.size(); ++i)
-    if (auto mismatch = compareOutputs(manifest_.output, expected[i], runs[i].values))
+    if (auto mismatch = compareOutputs(manifest_.output, expected[i], runs[i].values, unitsOf(seeds[i])))
       return failure(EvalStatus::Invalid, fmt::format("wrong result on {}: {}", input(i), mismatch->message),
                      fmt::format("wrong result on {}: {}\n{}", input(i), mismatch->message,
                                  tail(runs[i].process.output, 2000)));
@@ -128,14 +172,14 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
   // A round spans more inputs than warm-up and repeats can use (at most 100 + 1000).
   uint64_t next = seeds_.front() + kTimingSeedOffset + 2000 * static_cast<uint64_t>(round);
   for (int i = 0; i < t.warmup; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, next++);
+    RunResult r = runOnce(manifest_, v, exe, rundir, next++, {}, {}, true);
     if (!r.ok())
       return support::Error{"warm-up run: " + r.error};
   }
   std::vector<double> samples, process;
   Timing result;
   for (int i = 0; i < t.maxRepeats; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, next++);
+    RunResult r = runOnce(manifest_, v, exe, rundir, next++, {}, {}, true);
     if (!r.ok())
       return support::Error{fmt::format("timing run {}: {}", i + 1, r.error)};
     double s = t.mode == "region" ? r.regionS : r.process.seconds;
@@ -152,7 +196,9 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
     }
   }
   result = summarize(samples, t.targetCi);
-  result.processMedian = summarize(process, 1).median;
+  Timing whole = summarize(process, 1);
+  result.processMedian = whole.median;
+  result.processCi95 = whole.ci95;
   return result;
 }
 
@@ -171,22 +217,48 @@ double KernelEvaluator::referenceForScoring() {
   bool again;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    again = baseline_ > 0 && every > 0 && !referenceExe_.empty() && ++sinceReference_ > every;
+    again = baseline_ > 0 && every > 0 && !referenceTimedExe_.empty() && ++sinceReference_ > every;
     if (again)
       sinceReference_ = 1; // this candidate is the first timed since
   }
   if (again) {
-    auto t = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string());
+    auto t = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
     if (t) { // a reference that fails to time now keeps the scale it had; the candidate's own timing decides
       std::lock_guard<std::mutex> lock(mutex_);
       referenceTimes_.push_back(t->median);
       if (manifest_.timing.mode == "region") {
         refRegionS_ = t->median;
         refProcessS_ = t->processMedian;
+        refProcessCi_ = t->processCi95;
       }
     }
   }
   return referenceSeconds();
+}
+
+std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const std::string &exe,
+                                                       const std::string &dir, Timing *timing) {
+  // A program's own timer (region mode) is believed only as far as the whole process agrees
+  // (regionDistrusted), within the process times' noise: untimed work (a large dump) may make the
+  // process time too noisy to show an honest kernel's saving, and then it accuses nobody.
+  double refRegion, refProcess, refCi;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    refRegion = refRegionS_, refProcess = refProcessS_, refCi = refProcessCi_;
+  }
+  if (manifest_.timing.mode != "region" || refProcess <= 0 || !regionDistrusted(refRegion, refProcess, refCi, *timing))
+    return std::nullopt;
+  // The machine may have changed since the reference was timed: time both again, side by side, and
+  // accuse the timer only if the fresh pair still disagrees.
+  auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string(), 1);
+  auto again = time(v, exe, dir, 1);
+  if (!ref || !again)
+    return failure(EvalStatus::RunFailed,
+                   "re-measuring the region: " + (ref ? again.error().message : ref.error().message));
+  if (auto why = regionDistrusted(ref->median, ref->processMedian, ref->processCi95, *again))
+    return failure(EvalStatus::Invalid, *why);
+  *timing = *again;
+  return std::nullopt;
 }
 
 EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
@@ -201,41 +273,24 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   std::string dir = (fs::path(settings_.workdir) / (candidate.hash.empty() ? engine::contentHash(candidate.artifact)
                                                                            : candidate.hash))
                         .string();
-  BuildResult b = build(manifest_, *variant, dir);
+  BuildResult b = buildValidated(manifest_, *variant, dir);
   if (!b.ok)
     return done(failure(EvalStatus::BuildFailed, fmt::format("build failed ({}):\n{}", b.error, firstCompilerErrors(b.log)),
                         tail(b.log, 8000)));
   if (auto bad = validate(*variant, b.exe, dir, seeds_))
     return done(*bad);
+  BuildResult tb = buildTimed(manifest_, *variant, dir, b); // with split builds: no dump, the kernel's timer
+  if (!tb.ok)
+    return done(failure(EvalStatus::BuildFailed,
+                        fmt::format("the timed build failed ({}):\n{}", tb.error, firstCompilerErrors(tb.log)),
+                        tail(tb.log, 8000)));
+  const std::string &exe = tb.exe;
   double reference = referenceForScoring(); // re-timed first, when due: side by side with this candidate
-  auto timing = time(*variant, b.exe, dir);
+  auto timing = time(*variant, exe, dir);
   if (!timing)
     return done(failure(EvalStatus::RunFailed, timing.error().message));
-  // A program's own timer (region mode) is believed only as far as the whole process agrees: when
-  // the region claims a real saving (over 20% of the reference's), the process must show at least
-  // half of it (less 2% of the reference's process time, for the noise of a shared machine).
-  if (manifest_.timing.mode == "region" && refProcessS_ > 0) {
-    auto distrusted = [](double refRegion, double refProcess, const Timing &t) -> std::optional<std::string> {
-      double savedRegion = refRegion - t.median, savedProcess = refProcess - t.processMedian;
-      if (t.median < 0.8 * refRegion && savedProcess < 0.5 * savedRegion - 0.02 * refProcess)
-        return fmt::format("the program's timer reports {:.4g} s less than the reference's, but the whole process "
-                           "takes only {:.4g} s less: the reported time is not trusted",
-                           savedRegion, savedProcess);
-      return std::nullopt;
-    };
-    if (distrusted(refRegionS_, refProcessS_, *timing)) {
-      // The machine may have changed since the reference was timed: time both again, side by side, and
-      // accuse the timer only if the fresh pair still disagrees.
-      auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string(), 1);
-      auto again = time(*variant, b.exe, dir, 1);
-      if (!ref || !again)
-        return done(failure(EvalStatus::RunFailed, "re-measuring the region: " +
-                                                       (ref ? again.error().message : ref.error().message)));
-      if (auto why = distrusted(ref->median, ref->processMedian, *again))
-        return done(failure(EvalStatus::Invalid, *why));
-      timing = again;
-    }
-  }
+  if (auto bad = checkRegion(*variant, exe, dir, &*timing))
+    return done(*bad);
   auto scoreOf = [&](const Timing &t) { return reference > 0 ? reference / t.median : 1.0 / t.median; };
   double score = scoreOf(*timing);
 
@@ -253,7 +308,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                                score / best, bad->error);
       return done(*bad);
     }
-    auto again = time(*variant, b.exe, dir, 2);
+    auto again = time(*variant, exe, dir, 2);
     if (!again)
       return done(failure(EvalStatus::RunFailed, "re-measuring: " + again.error().message));
     timing = again;
@@ -269,14 +324,14 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   // together. The incumbent is timed in the same round; a candidate that is not faster than it there
   // scores the incumbent's score times their side-by-side ratio, below the incumbent.
   double firstScore = score, confirmReference = 0, incumbentRatio = 0;
-  if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceExe_.empty()) {
+  if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceTimedExe_.empty()) {
     Incumbent incumbent;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       incumbent = incumbent_;
     }
-    auto ref = time(reference_, referenceExe_, (fs::path(settings_.workdir) / "reference").string(), 3);
-    auto again = time(*variant, b.exe, dir, 3);
+    auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string(), 3);
+    auto again = time(*variant, exe, dir, 3);
     if (!again)
       return done(failure(EvalStatus::RunFailed, "timing a new best again: " + again.error().message));
     // A reference that fails to time now leaves the first score standing. This timing scores this
@@ -316,11 +371,17 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   if (incumbentRatio > 0) // the best so far's time over this candidate's, timed side by side
     r.metrics["incumbent_ratio"] = incumbentRatio;
   r.rawOutput = fmt::format("validated on {} seeded inputs ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
-                            "+-{:.2g} s{}",
+                            "+-{:.2g} s{}; timed: {}",
                             seeds_.size(), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
                             toString(manifest_.output.tolerance), timing->median, timing->samples.size(),
                             std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
-                            timing->converged ? "" : " (not converged to the target)");
+                            timing->converged ? "" : " (not converged to the target)", timedWhat(manifest_));
+  if (!weakNote_.empty())
+    r.rawOutput += "; " + weakNote_;
+  if (fixedInputs_)
+    r.rawOutput += fmt::format("; {} (fixed inputs): the guard \"outputs do not change with the input\" cannot fire",
+                               seeds_.size() == 1 ? "one validation input"
+                                                  : "the reference's outputs are the same on every input");
   r.profile = {{"validation", {{"seeds", seeds_}}},
                {"timing",
                 {{"samples", timing->samples}, {"median", timing->median}, {"ci95", timing->ci95}, {"mode", manifest_.timing.mode}}}};
@@ -330,7 +391,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     newBest = score > bestScore_;
     if (newBest) {
       bestScore_ = score;
-      incumbent_ = {*variant, b.exe, dir, score};
+      incumbent_ = {*variant, exe, dir, score};
     }
   }
   if (newBest && settings_.profile) {

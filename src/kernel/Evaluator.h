@@ -46,6 +46,17 @@ struct EvaluatorSettings {
   double suspiciousSpeedup = 3; // over the best so far: re-validate and re-measure first
 };
 
+/// What a score is the time of ("the whole process, timed by hone", "the time the program reports
+/// (regex ...)"), for every output that shows a time.
+std::string timedWhat(const Manifest &m);
+
+/// The region-timing trust check: a reported time that claims a real saving (under 0.8 of the
+/// reference's region) must be matched by the whole process, at least half of it, within the
+/// process times' noise (their 95% half-widths combined, at least 2% of the reference's process time
+/// and at most a quarter of the claimed saving; an unknown half-width counts as that 2%). The reason when not trusted.
+std::optional<std::string> regionDistrusted(double refRegion, double refProcess, double refProcessCi,
+                                            const Timing &candidate);
+
 class KernelEvaluator {
 public:
   KernelEvaluator(Manifest manifest, EvaluatorSettings settings);
@@ -56,6 +67,8 @@ public:
   /// The seeds candidates are validated on.
   const std::vector<uint64_t> &seeds() const { return seeds_; }
   const Manifest &manifest() const { return manifest_; }
+  /// After prepare(): the warning that validation is weak (outputs printed with few digits), or "".
+  const std::string &weakValidationNote() const { return weakNote_; }
 
   /// Seconds of the reference that score 1.0; 0: scores are 1 / seconds.
   void setBaseline(double seconds) {
@@ -82,7 +95,13 @@ public:
   support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir, int round = 0);
 
 private:
+  /// Region mode: the failure when the reported time is not trusted (after a side-by-side re-timing,
+  /// which replaces `timing` when it clears the candidate); nullopt otherwise.
+  std::optional<engine::EvalResult> checkRegion(const Variant &v, const std::string &exe, const std::string &dir,
+                                                Timing *timing);
   std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
+  /// The reference's printed units on `seed` (null: none recorded, binary outputs).
+  const std::vector<double> *unitsOf(uint64_t seed) const;
   /// Before a candidate is timed: times the reference again when `reference_every` candidates have
   /// been timed since it last was; the seconds to score against (0: raw scores).
   double referenceForScoring();
@@ -90,11 +109,16 @@ private:
   Manifest manifest_;
   EvaluatorSettings settings_;
   Variant reference_;
-  std::string referenceExe_;
+  std::string referenceExe_;      // validated
+  std::string referenceTimedExe_; // timed (the same program unless the manifest splits builds)
   std::vector<uint64_t> seeds_;
   std::map<uint64_t, std::vector<double>> refOutputs_;
+  std::map<uint64_t, std::vector<double>> refUnits_; // each output's unit in the last printed place
+  std::string weakNote_;
   double baseline_ = 0;
   double refRegionS_ = 0, refProcessS_ = 0; // region mode: the reference's medians (the timer check)
+  double refProcessCi_ = 0;                  // and its process time's 95% half-width
+  bool fixedInputs_ = false; // the reference's outputs are the same on every seed: that guard cannot fire
   std::vector<double> referenceTimes_; // the baseline, then each re-timing of the reference (medians)
   int sinceReference_ = 0;             // candidates timed since the reference last was
   double bestScore_ = 0;

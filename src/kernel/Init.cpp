@@ -76,8 +76,20 @@ std::vector<std::string> valuesFor(const std::string &name, long long def) {
 std::string tomlList(const std::vector<std::string> &items, bool quote) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i)
-    out += (i ? ", " : "") + (quote ? "\"" + items[i] + "\"" : items[i]);
+    out += (i ? ", " : "") + (quote ? tomlString(items[i]) : items[i]);
   return out + "]";
+}
+
+bool hasControl(const std::string &s) {
+  return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
+/// Text for a comment line: control characters (a newline would end the comment) become '?'.
+std::string commentSafe(std::string s) {
+  for (char &c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
+  return s;
 }
 
 } // namespace
@@ -109,48 +121,111 @@ std::vector<SourceParameter> findParameters(const std::string &source) {
   return out;
 }
 
-support::Expected<std::string> initManifest(const std::string &program, const std::string &source,
-                                            const InitOptions &options) {
-  std::filesystem::path p(program);
-  std::string ext = p.extension().string();
-  std::string language = ext == ".c" ? "c" : ext == ".cu" ? "cuda" : (ext == ".cpp" || ext == ".cc" || ext == ".cxx") ? "cpp" : "";
-  if (language.empty())
-    return support::Error{fmt::format("{}: hone kernel init takes a .c, .cpp/.cc/.cxx or .cu file", program)};
-  bool openmp = source.find("#pragma omp") != std::string::npos || source.find("omp.h") != std::string::npos;
-  bool runtimeSchedule = source.find("schedule(runtime)") != std::string::npos;
-  std::string name = p.stem().string();
-  std::ostringstream o;
-  o << "# hone kernel manifest for " << p.filename().string()
-    << ", written by `hone kernel init` (format: docs/KERNELS.md).\n"
-       "# Read it once: the outputs, the tolerance and the knobs are hone's guesses.\n\n";
-  o << "[project]\nname = \"" << name << "\"\nlanguage = \"" << language << "\"\nsources = [\"" << p.filename().string()
-    << "\"]\neditable = [\"" << p.filename().string() << "\"]  # what a code agent may change\n\n";
-  std::string compiler = language == "c" ? "cc" : language == "cpp" ? "c++" : "nvcc";
-  std::string flags = language == "cuda" ? "-O2" : openmp ? "-O2 -fopenmp" : "-O2";
-  std::string libs = language == "cuda" ? "" : " -lm";
-  o << "[build]\n# {cflags} = flags below + the flag knob; {defines} = -DNAME=value of the define knobs.\n"
-    << "command = \"" << compiler << " {cflags} {defines} {includes} {sources} -o {out}" << libs << "\"\n"
-    << "flags = \"" << flags << "\"  # the reference's flags: the baseline every speedup is measured against\n"
-    << "timeout_s = 300\n\n";
-  o << "[run]\n# {exe} is the program hone built; {seed} picks the input (a program that takes no seed ignores it).\n"
-    << "command = \"{exe} {seed}\"\nseeds = [1, 2, 3]  # validation inputs; each tuning run adds 1000 x its seed\n"
-    << "timeout_s = 120\n\n";
-  o << "[output]\n# The numbers the program prints on stdout are its results, compared with the unmodified\n"
-       "# program's: |got - expected| <= atol + rtol * |expected|.\n"
-    << "source = \"stdout\"\ntolerance = \"rel\"\nrtol = " << (language == "cuda" ? "1e-4" : "1e-8")
-    << "\natol = " << (language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
-  o << "[timing]\n# hone times the whole process: warm-up, then repeats until the 95% confidence interval\n"
-       "# is within target_ci of the median, or max_repeats. In a tuning run the unmodified program is\n"
-       "# timed again every reference_every candidates (a shared machine drifts), and a would-be new\n"
-       "# best is timed twice, beside a fresh timing of the reference and beside the best so far,\n"
-       "# which it must beat there (confirm_best).\n"
-    << "mode = \"process\"\nwarmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\n"
-       "confirm_best = true\n";
+std::string tomlString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    case '\r': out += "\\r"; break;
+    default:
+      if (c < 0x20 || c == 0x7f)
+        out += fmt::format("\\u{:04X}", c);
+      else
+        out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+struct Plan {
+  std::string file, name, language;
+  bool openmp = false, runtimeSchedule = false;
+  std::vector<std::string> defines; // [build] defines
+  std::string dataset;              // the dataset define chosen ("" none)
+};
+
+void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
+  std::vector<std::string> sources{p.file};
+  sources.insert(sources.end(), f.extraSources.begin(), f.extraSources.end());
+  o << "[project]\nname = " << tomlString(p.name) << "\nlanguage = " << tomlString(p.language)
+    << "\nsources = " << tomlList(sources, true) << "  # compiled, relative to this folder\neditable = "
+    << tomlList({p.file}, true) << "  # what a code agent may change (the program only)\n\n";
+  std::string compiler = p.language == "c" ? "cc" : p.language == "cpp" ? "c++" : "nvcc";
+  std::string flags = p.language == "cuda" ? "-O2" : p.openmp ? "-O2 -fopenmp" : "-O2";
+  o << "[build]\n# {cflags} = flags below + the flag knob; {defines} = -D of `defines` and of the define knobs;\n"
+       "# {includes} = -I of `includes` (relative to this folder).\n"
+    << "command = " << tomlString(compiler + " {cflags} {defines} {includes} {sources} -o {out}" +
+                                  (p.language == "cuda" ? "" : " -lm"))
+    << "\nflags = " << tomlString(flags) << "  # the reference's flags: the baseline every speedup is measured against\n";
+  if (!f.includeDirs.empty())
+    o << "includes = " << tomlList(f.includeDirs, true) << "  # where the program's headers were found\n";
+  if (!f.datasets.empty())
+    o << "# Dataset sizes the program knows: " << commentSafe(fmt::format("{}", fmt::join(f.datasets, ", ")))
+      << (f.defaultDataset.empty() ? "" : "; with none given it builds " + commentSafe(f.defaultDataset)) << ".\n"
+      << "# " << (p.dataset.empty() ? "None is chosen here" : commentSafe(p.dataset) + " is chosen here")
+      << " (the middle size: short runs, so a tuning run's many timings stay quick);\n"
+         "# change it in `defines` (a larger size: longer runs, timings less sensitive to noise).\n";
+  if (!p.defines.empty())
+    o << "defines = " << tomlList(p.defines, true) << "  # -D for every build\n";
+  if (!f.dumpDefine.empty())
+    o << "validate_defines = " << tomlList({f.dumpDefine}, true)
+      << "  # validation builds dump the outputs; timed builds do not\n";
+  if (!f.timeDefine.empty())
+    o << "time_defines = " << tomlList({f.timeDefine}, true) << "  # timed builds print the kernel's own time\n";
+  o << "timeout_s = 300\n\n";
+}
+
+void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
+  o << "[run]\n";
+  if (f.readsArguments)
+    o << "# {exe} is the program hone built; {seed} picks the input (a program that takes no seed ignores it).\n"
+      << "command = \"{exe} {seed}\"\nseeds = [1, 2, 3]  # validation inputs; each tuning run adds 1000 x its seed\n";
+  else
+    o << "# main does not read its arguments: the inputs are fixed, so one validation input is enough, and\n"
+         "# the guard \"outputs do not change with the input\" cannot fire for this program (a variant that\n"
+         "# prints the reference's numbers without computing them passes validation: read what it changed).\n"
+      << "command = \"{exe}\"\nseeds = [1]\n";
+  o << "timeout_s = 120\n\n";
+  bool err = f.printsToStderr && !f.printsToStdout;
+  o << "[output]\n# The numbers the program prints on " << (err ? "stderr" : "stdout")
+    << (f.dumpDefine.empty() ? "" : " (with " + commentSafe(f.dumpDefine) + ")")
+    << " are its results, compared with the unmodified\n# program's: |got - expected| <= atol + rtol * |expected|.\n";
+  if (f.printedDecimals >= 0 && f.printedDecimals <= 4)
+    o << "# WEAK VALIDATION: the program prints numbers with " << f.printedDecimals
+      << " decimals (a %." << f.printedDecimals << "f format): hone allows one unit in the\n"
+      << "# last printed place, and a change of the results below the printed precision cannot be caught.\n"
+         "# Print with full precision (%.17g, %a) or write a binary file for a stronger check.\n";
+  o << "source = \"" << (err ? "stderr" : "stdout") << "\"\ntolerance = \"rel\"\nrtol = "
+    << (p.language == "cuda" ? "1e-4" : "1e-8") << "\natol = " << (p.language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
+}
+
+void writeTiming(std::ostringstream &o, const ProgramFacts &f) {
+  o << "[timing]\n";
+  if (!f.timeRegex.empty())
+    o << "# The score is the kernel's own time: timed builds (" << commentSafe(f.timeDefine)
+      << ") print it as a bare number, read by `regex`;\n# hone still times the whole process and trusts the "
+         "reported time only as far as the process agrees.\nmode = \"region\"\nregex = "
+      << tomlString(f.timeRegex) << "\n";
+  else
+    o << "# hone times the whole process: warm-up, then repeats until the 95% confidence interval\n"
+         "# is within target_ci of the median, or max_repeats.\nmode = \"process\"\n";
+  o << "# In a tuning run the unmodified program is timed again every reference_every candidates (a shared\n"
+       "# machine drifts), and a would-be new best is timed twice, beside a fresh timing of the reference\n"
+       "# and beside the best so far, which it must beat there (confirm_best).\n"
+    << "warmup = 1\nmin_repeats = 3\nmax_repeats = 15\ntarget_ci = 0.02\nreference_every = 5\nconfirm_best = true\n";
+}
+
+void writeKnobs(std::ostringstream &o, const Plan &p, const std::string &source, const InitOptions &options) {
   auto params = findParameters(source);
   std::vector<std::string> sizes;
   for (const auto &prm : params)
     if (prm.sizesProblem)
-      sizes.push_back(fmt::format("{} = {} (line {})", prm.name, prm.value, prm.line));
+      sizes.push_back(commentSafe(fmt::format("{} = {} (line {})", prm.name, prm.value, prm.line)));
   if (!sizes.empty())
     o << "\n# Parameters that size the problem are not knobs (changing them changes the results):\n#   "
       << fmt::format("{}", fmt::join(sizes, "\n#   ")) << "\n";
@@ -158,23 +233,22 @@ support::Expected<std::string> initManifest(const std::string &program, const st
     if (prm.sizesProblem)
       continue;
     long long def = 0;
-    o << "\n[[knob]]  # " << p.filename().string() << ":" << prm.line << "\nname = \"" << prm.name
-      << "\"\nkind = \"define\"\n";
-    if (isInteger(prm.value, &def)) {
+    o << "\n[[knob]]  # " << commentSafe(p.file) << ":" << prm.line << "\nname = " << tomlString(prm.name)
+      << "\nkind = \"define\"\n";
+    if (isInteger(prm.value, &def))
       o << "values = " << tomlList(valuesFor(prm.name, def), false) << "\ndefault = " << def << "\n";
-    } else {
-      o << "values = [\"" << prm.value << "\"]  # not a number: add the values worth trying\ndefault = \"" << prm.value
-        << "\"\n";
-    }
+    else
+      o << "values = [" << tomlString(prm.value) << "]  # not a number: add the values worth trying\ndefault = "
+        << tomlString(prm.value) << "\n";
   }
   std::vector<std::string> flagSets;
-  if (language == "cuda")
+  if (p.language == "cuda")
     flagSets = {"", "-O3", "-O3 -Xptxas -O3", "-O3 -use_fast_math"};
   else
     flagSets = {"", "-O3", "-O3 -march=native", "-O3 -march=native -funroll-loops"};
   o << "\n[[knob]]  # added to [build] flags\nname = \"flags\"\nkind = \"flags\"\nvalues = " << tomlList(flagSets, true)
     << "\n";
-  if (openmp) {
+  if (p.openmp) {
     // "" leaves the variable unset: the OpenMP runtime's default (a thread per core) is the reference.
     std::vector<std::string> threads{""};
     for (int t = 1; t < options.cores; t *= 2)
@@ -184,14 +258,109 @@ support::Expected<std::string> initManifest(const std::string &program, const st
     o << "\n[[knob]]  # the program uses OpenMP; \"\" leaves the variable unset (a thread per core)\n"
          "name = \"OMP_NUM_THREADS\"\nkind = \"env\"\nvalues = "
       << tomlList(threads, true) << "\n";
-    if (runtimeSchedule)
+    if (p.runtimeSchedule)
       o << "\n[[knob]]  # its loops take schedule(runtime)\nname = \"OMP_SCHEDULE\"\nkind = \"env\"\nvalues = "
         << tomlList({"", "static", "dynamic", "guided", "dynamic,64"}, true) << "\n";
     o << "\n[[knob]]\nname = \"OMP_PROC_BIND\"\nkind = \"env\"\nvalues = "
       << tomlList({"", "false", "close", "spread"}, true) << "\n";
   }
   o << "\n# Constraints between knobs, e.g. constraints = [\"TILE_I * TILE_J <= 4096\", \"512 % TILE == 0\"]\n";
-  return o.str();
+}
+
+/// What init found and guessed, warnings first, for the terminal.
+std::vector<std::string> notesOf(const Plan &p, const ProgramFacts &f) {
+  std::vector<std::string> notes;
+  for (const auto &h : f.missingHeaders)
+    notes.push_back(fmt::format("warning: '{}' is included but not found near the program: add its folder with "
+                                "--include DIR",
+                                h));
+  if (f.printedDecimals >= 0 && f.printedDecimals <= 4)
+    notes.push_back(fmt::format("warning: weak validation: the outputs are printed with {} decimals; a change below "
+                                "that precision cannot be caught (print with %.17g or %a, or write a binary file)",
+                                f.printedDecimals));
+  if (!f.readsArguments)
+    notes.push_back("note: main does not read its arguments: fixed inputs, one validation input; the guard "
+                    "\"outputs do not change with the input\" cannot fire");
+  for (const auto &h : f.foundHeaders)
+    notes.push_back("found: " + h);
+  for (const auto &s : f.extraSources)
+    notes.push_back("source: " + s);
+  if (f.printsToStderr && !f.printsToStdout)
+    notes.push_back("outputs: read from stderr");
+  if (!p.dataset.empty())
+    notes.push_back(fmt::format("dataset: {} (of {})", p.dataset, fmt::join(f.datasets, ", ")));
+  if (!f.dumpDefine.empty() || !f.timeDefine.empty())
+    notes.push_back(fmt::format("builds: validation with {}, timing with {}{}", f.dumpDefine.empty() ? "-" : f.dumpDefine,
+                                f.timeDefine.empty() ? "-" : f.timeDefine,
+                                f.timeRegex.empty() ? "" : " (the kernel's own time is scored)"));
+  return notes;
+}
+
+} // namespace
+
+support::Expected<InitResult> initProject(const std::string &program, const std::string &source,
+                                          const InitOptions &options) {
+  std::filesystem::path path(program);
+  Plan p;
+  std::string ext = path.extension().string();
+  p.language = ext == ".c" ? "c" : ext == ".cu" ? "cuda" : (ext == ".cpp" || ext == ".cc" || ext == ".cxx") ? "cpp" : "";
+  if (p.language.empty())
+    return support::Error{fmt::format("{}: hone kernel init takes a .c, .cpp/.cc/.cxx or .cu file", commentSafe(program))};
+  p.file = path.filename().string();
+  p.name = path.stem().string();
+  if (hasControl(program))
+    return support::Error{fmt::format("'{}': the file's name holds a control character (a newline?), which hone "
+                                      "does not put in a manifest or a command; rename the file",
+                                      commentSafe(program))};
+  for (const auto &d : options.defines) {
+    static const std::regex define("^[A-Za-z_][A-Za-z0-9_]*(=[^\\x00-\\x1f]*)?$");
+    if (!std::regex_match(d, define))
+      return support::Error{fmt::format("--define '{}': expected NAME or NAME=VALUE", commentSafe(d))};
+  }
+  for (const auto &x : options.scan.includeDirs)
+    if (hasControl(x))
+      return support::Error{fmt::format("--include '{}': the path holds a control character", commentSafe(x))};
+  auto facts = scanProgram(program, source, options.scan);
+  if (!facts)
+    return facts.error();
+  for (const auto &x : facts->extraSources)
+    if (hasControl(x))
+      return support::Error{fmt::format("'{}': the path holds a control character", commentSafe(x))};
+  p.openmp = source.find("#pragma omp") != std::string::npos || source.find("omp.h") != std::string::npos;
+  p.runtimeSchedule = source.find("schedule(runtime)") != std::string::npos;
+  p.defines = options.defines;
+  // A dataset size: the user's, or the middle of those the program knows (MEDIUM of PolyBench's five).
+  bool given = std::any_of(p.defines.begin(), p.defines.end(), [&](const std::string &d) {
+    return std::find(facts->datasets.begin(), facts->datasets.end(), d.substr(0, d.find('='))) != facts->datasets.end();
+  });
+  if (!given && !facts->datasets.empty()) {
+    auto medium = std::find_if(facts->datasets.begin(), facts->datasets.end(),
+                               [](const std::string &d) { return d.rfind("MEDIUM", 0) == 0; });
+    p.dataset = medium != facts->datasets.end() ? *medium : facts->datasets[facts->datasets.size() / 2];
+    p.defines.insert(p.defines.begin(), p.dataset);
+  }
+  std::ostringstream o;
+  o << "# hone kernel manifest for " << commentSafe(p.file)
+    << ", written by `hone kernel init` (format: docs/KERNELS.md).\n"
+       "# Read it once: the outputs, the tolerance and the knobs are hone's guesses.\n";
+  for (const auto &h : facts->foundHeaders)
+    o << "# found: " << commentSafe(h) << "\n";
+  for (const auto &h : facts->missingHeaders)
+    o << "# NOT FOUND: " << commentSafe(h) << " (hone kernel init --include DIR adds its folder)\n";
+  o << "\n";
+  writeProjectAndBuild(o, p, *facts);
+  writeRunAndOutput(o, p, *facts);
+  writeTiming(o, *facts);
+  writeKnobs(o, p, source, options);
+  return InitResult{o.str(), notesOf(p, *facts), std::move(*facts)};
+}
+
+support::Expected<std::string> initManifest(const std::string &program, const std::string &source,
+                                            const InitOptions &options) {
+  auto r = initProject(program, source, options);
+  if (!r)
+    return r.error();
+  return r->text;
 }
 
 } // namespace hone::kernel

@@ -165,7 +165,12 @@ public:
 
 private:
   std::string referenceLabel() const {
-    return fmt::format("the unmodified {} (default knobs, flags '{}')", manifest_.name, manifest_.flags);
+    std::string label = fmt::format("the unmodified {} (default knobs, flags '{}')", manifest_.name, manifest_.flags);
+    if (manifest_.timing.mode == "region") // which time the scores compare
+      label += "; timed: " + timedWhat(manifest_);
+    if (!evaluator_.weakValidationNote().empty()) // said wherever the run is: the header, hone show, the report
+      label += "; " + evaluator_.weakValidationNote();
+    return label;
   }
   Manifest manifest_;
   KnobSpace space_;

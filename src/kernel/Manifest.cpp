@@ -224,6 +224,25 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
     if (m.buildCommand.find("{out}") == std::string::npos)
       b.failAt("command", "must contain {out} (where hone wants the program)");
     m.flags = b.string("flags", "");
+    for (const char *key : {"defines", "validate_defines", "time_defines"}) {
+      auto &list = std::string(key) == "defines"            ? m.defines
+                   : std::string(key) == "validate_defines" ? m.validateDefines
+                                                            : m.timeDefines;
+      list = b.has(key) ? b.strings(key) : (b.known(key), std::vector<std::string>{});
+      static const std::regex define("^[A-Za-z_][A-Za-z0-9_]*(=.*)?$");
+      for (const auto &d : list)
+        if (!std::regex_match(d, define))
+          b.failAt(key, fmt::format("'{}' is not NAME or NAME=VALUE (each becomes -DNAME=VALUE)", d));
+    }
+    m.includeDirs = b.has("includes") ? b.strings("includes") : (b.known("includes"), std::vector<std::string>{});
+    for (const auto &d : m.includeDirs)
+      if (d.empty())
+        b.failAt("includes", "an include folder must not be empty (\".\" is this folder)");
+    if (!m.includeDirs.empty() && m.buildCommand.find("{includes}") == std::string::npos)
+      b.failAt("includes", "the build command must contain {includes} for these folders to reach the compiler");
+    if (!(m.defines.empty() && m.validateDefines.empty() && m.timeDefines.empty()) &&
+        m.buildCommand.find("{defines}") == std::string::npos)
+      b.failAt("command", "must contain {defines}: the manifest's defines reach the compiler through it");
     m.buildTimeoutS = b.number("timeout_s", 300);
     if (!(m.buildTimeoutS > 0 && m.buildTimeoutS <= 86400))
       b.failAt("timeout_s", "must be between 0 and 86400 seconds");
@@ -259,8 +278,8 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       TableReader o = top.table("output");
       OutputSpec &out = m.output;
       out.source = o.string("source", "stdout");
-      if (out.source != "stdout" && out.source != "file")
-        o.failAt("source", "must be \"stdout\" or \"file\"");
+      if (out.source != "stdout" && out.source != "stderr" && out.source != "file")
+        o.failAt("source", "must be \"stdout\", \"stderr\" or \"file\"");
       out.file = o.string("file", "");
       if (out.source == "file" && out.file.empty())
         o.failHere("source = \"file\" needs 'file' (the path the program writes, relative to its run folder)");
@@ -303,10 +322,22 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
     if (top.has("timing")) {
       TableReader t = top.table("timing");
       TimingSpec &s = m.timing;
-      s.mode = t.string("mode", "process");
+      s.regex = t.string("regex", "");
+      s.mode = t.string("mode", s.regex.empty() ? "process" : "region");
       if (s.mode != "process" && s.mode != "region")
         t.failAt("mode", "must be \"process\" or \"region\"");
       s.tag = t.string("tag", s.tag);
+      if (!s.regex.empty()) {
+        if (s.mode != "region")
+          t.failAt("regex", "the program's own time is read in mode = \"region\" only");
+        auto re = support::Regex::compile(s.regex);
+        if (!re)
+          t.failAt("regex", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", s.regex,
+                                        re.error().message));
+        if (re->groups() != 1)
+          t.failAt("regex", fmt::format("'{}' has {} capture groups; it needs exactly one, the seconds", s.regex,
+                                        re->groups()));
+      }
       // Whole numbers in a range, checked before the conversion (NaN, inf and 1e300 are not ints).
       auto count = [&t](const char *key, double fallback, int lo, int hi) {
         double x = t.number(key, fallback);

@@ -60,7 +60,7 @@ enum class Tolerance { Exact, Abs, Rel, Ulp };
 std::string_view toString(Tolerance t);
 
 struct OutputSpec {
-  std::string source = "stdout"; // "stdout" or "file"
+  std::string source = "stdout"; // "stdout", "stderr" or "file"
   std::string file;              // source = "file": path relative to the run folder
   std::string format = "text";   // file: "text" (numbers) or "binary"
   std::string dtype = "f64";     // binary: f32 f64 i32 i64 u8
@@ -68,12 +68,14 @@ struct OutputSpec {
   Tolerance tolerance = Tolerance::Rel;
   double rtol = 0, atol = 0;     // 0 with Rel/Abs: defaults by dtype
   int64_t ulps = 4;
-  std::vector<std::string> ignore; // regexes: stdout lines that are not results
+  std::vector<std::string> ignore; // regexes: stdout/stderr lines that are not results
 };
 
 struct TimingSpec {
   std::string mode = "process"; // "process" (hone times the whole run) or "region"
   std::string tag = "HONE_TIME"; // region: the program prints "HONE_TIME <seconds>"
+  std::string regex; // region: instead of the tag, one capture group (seconds) matched over stdout and stderr;
+                     // the last match of a run counts
   int warmup = 1;
   int minRepeats = 3;
   int maxRepeats = 15;
@@ -93,6 +95,11 @@ struct Manifest {
   // build
   std::string buildCommand; // {sources} {out} {cflags} {defines} {includes} {dir}
   std::string flags;        // the reference's compiler flags
+  // NAME or NAME=VALUE (-D) only for validation runs, and only for timed runs: a program that dumps
+  // its outputs and times its kernel itself builds twice, and the timed build has no dump.
+  std::vector<std::string> validateDefines, timeDefines;
+  std::vector<std::string> defines;     // NAME or NAME=VALUE for every build (a dataset size, ...)
+  std::vector<std::string> includeDirs; // -I folders for every build, relative to dir (may lie outside it)
   double buildTimeoutS = 300;
   // run
   std::string runCommand = "{exe} {seed}"; // {exe} {seed} {dir} {rundir}
@@ -111,6 +118,8 @@ struct Manifest {
   // addSourceKnobs); null: none. Its knobs are in `knobs`, of kind Source.
   std::shared_ptr<const source::Plan> plan;
 
+  /// Validation and timing use builds of their own (`validate_defines` or `time_defines` given).
+  bool splitBuilds() const { return !validateDefines.empty() || !timeDefines.empty(); }
   const Knob *knob(const std::string &name) const;
   std::vector<std::string> knobNames() const;
 };

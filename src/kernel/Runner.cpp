@@ -209,12 +209,17 @@ std::string buildCommand(const Manifest &m, const Variant &v, const std::string 
     cflags.push_back(w);
   cflags.insert(cflags.end(), e.flags.begin(), e.flags.end());
   cflags.insert(cflags.end(), extraFlags.begin(), extraFlags.end());
-  std::vector<std::string> defines = e.defines;
+  std::vector<std::string> defines;
+  for (const auto &d : m.defines)
+    defines.push_back("-D" + d);
+  defines.insert(defines.end(), e.defines.begin(), e.defines.end());
   for (const auto &d : extraDefines)
     defines.push_back("-D" + d);
   std::vector<std::string> includes;
   if (!v.files.empty()) // edited files live in `dir`; the project's own headers stay reachable
     includes = {"-I", dir, "-iquote", m.dir};
+  for (const auto &d : m.includeDirs) // the manifest's, relative to the project folder
+    includes.push_back("-I" + (fs::path(m.dir) / d).lexically_normal().string());
   return substitute(m.buildCommand, {{"sources", quoteAll(sources)},
                                      {"out", shellQuote((fs::path(dir) / out).string())},
                                      {"cflags", quoteAll(cflags)},
@@ -254,6 +259,16 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
   return r;
 }
 
+BuildResult buildValidated(const Manifest &m, const Variant &v, const std::string &dir) {
+  return build(m, v, dir, {}, m.validateDefines);
+}
+
+BuildResult buildTimed(const Manifest &m, const Variant &v, const std::string &dir, const BuildResult &validated) {
+  if (!m.splitBuilds())
+    return validated;
+  return build(m, v, dir, {}, m.timeDefines, "prog-timed");
+}
+
 std::string firstCompilerErrors(const std::string &log, size_t n) {
   std::string out, fallback;
   size_t lines = 0, all = 0;
@@ -276,7 +291,45 @@ std::string firstCompilerErrors(const std::string &log, size_t n) {
 
 // ---- outputs -----------------------------------------------------------------------
 
-std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag) {
+double printedUnit(const std::string &word) {
+  size_t start = word.find_first_not_of("+-");
+  if (start == std::string::npos || word.compare(start, 2, "0x") == 0 || word.compare(start, 2, "0X") == 0)
+    return 0;
+  size_t e = word.find_first_of("eE", start);
+  std::string mantissa = word.substr(start, e == std::string::npos ? std::string::npos : e - start);
+  if (mantissa.find_first_not_of("0123456789.") != std::string::npos)
+    return 0; // nan, inf
+  size_t dot = mantissa.find('.');
+  if (dot == std::string::npos && e == std::string::npos)
+    return 0; // an integer: exact as printed
+  int decimals = dot == std::string::npos ? 0 : static_cast<int>(mantissa.size() - dot - 1);
+  long exponent = e == std::string::npos ? 0 : std::strtol(word.c_str() + e + 1, nullptr, 10);
+  if (exponent < -400 || exponent > 400)
+    return 0;
+  return std::pow(10.0, static_cast<double>(exponent - decimals));
+}
+
+std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units) {
+  std::vector<double> digits; // |value| / unit: about 10^(significant digits)
+  for (size_t i = 0; i < values.size() && i < units.size(); ++i)
+    if (units[i] > 0 && values[i] != 0 && std::isfinite(values[i]))
+      digits.push_back(std::fabs(values[i]) / units[i]);
+  if (digits.empty())
+    return std::nullopt;
+  std::nth_element(digits.begin(), digits.begin() + digits.size() / 2, digits.end());
+  double median = digits[digits.size() / 2];
+  if (median >= 1e7)
+    return std::nullopt;
+  double coarsest = *std::max_element(units.begin(), units.end());
+  return fmt::format("weak validation: the outputs are printed with about {} significant digits (last printed place "
+                     "up to {:g}); hone allows one unit there, and a change of the results below the printed "
+                     "precision cannot be caught. Print them with full precision (%.17g or %a) or write a binary "
+                     "file ([output] source = \"file\")",
+                     std::max(1, static_cast<int>(std::floor(std::log10(median))) + 1), coarsest);
+}
+
+std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag,
+                              std::vector<double> *units) {
   // RE2 (support/Regex.h): a program's output may hold any line, and std::regex recurses per character.
   std::vector<support::Regex> ignore;
   for (const auto &re : spec.ignore)
@@ -304,8 +357,11 @@ std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, c
       std::string word = line.substr(start, i - start);
       char *end = nullptr;
       double value = std::strtod(word.c_str(), &end);
-      if (end == word.c_str() + word.size()) // nan and inf too: results, wrong ones unless the reference agrees
+      if (end == word.c_str() + word.size()) { // nan and inf too: results, wrong ones unless the reference agrees
         out.push_back(value);
+        if (units)
+          units->push_back(printedUnit(word));
+      }
     }
   }
   return out;
@@ -374,7 +430,7 @@ uint64_t ulpDistance(double a, double b) {
 } // namespace
 
 std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector<double> &expected,
-                                       const std::vector<double> &actual) {
+                                       const std::vector<double> &actual, const std::vector<double> *units) {
   if (expected.size() != actual.size()) {
     Mismatch m;
     m.index = std::min(expected.size(), actual.size());
@@ -393,12 +449,17 @@ std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector
       // infinite reference would allow any finite value.
       same = e == a;
     } else {
+      // One unit in the last printed place (a hair more: 0.01 is not exact in binary).
+      double printed = units && i < units->size() ? (*units)[i] * (1 + 1e-9) : 0;
       switch (spec.tolerance) {
       case Tolerance::Exact: same = e == a; break;
-      case Tolerance::Abs: allowed = atol; same = std::fabs(a - e) <= allowed; break;
-      case Tolerance::Rel: allowed = atol + rtol * std::fabs(e); same = std::fabs(a - e) <= allowed; break;
+      case Tolerance::Abs: allowed = std::max(atol, printed); same = std::fabs(a - e) <= allowed; break;
+      case Tolerance::Rel:
+        allowed = std::max(atol + rtol * std::fabs(e), printed);
+        same = std::fabs(a - e) <= allowed;
+        break;
       case Tolerance::Ulp:
-        same = spec.ulps >= 0 && ulpDistance(e, a) <= static_cast<uint64_t>(spec.ulps);
+        same = (spec.ulps >= 0 && ulpDistance(e, a) <= static_cast<uint64_t>(spec.ulps)) || std::fabs(a - e) <= printed;
         allowed = static_cast<double>(spec.ulps);
         break;
       }
@@ -431,19 +492,83 @@ std::string lastLine(const std::string &text) {
 }
 } // namespace
 
+double reportedSeconds(const TimingSpec &spec, const std::string &text) {
+  double seconds = -1;
+  auto take = [&](const std::string &number) {
+    char *end = nullptr;
+    double s = std::strtod(number.c_str(), &end);
+    if (end != number.c_str() && std::isfinite(s) && s >= 0)
+      seconds = s;
+  };
+  std::optional<support::Regex> re;
+  if (!spec.regex.empty()) {
+    auto compiled = support::Regex::compile(spec.regex); // the manifest checked it
+    if (!compiled || compiled->groups() != 1)
+      return -1;
+    re = std::move(*compiled);
+  }
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!re) {
+      if (line.rfind(spec.tag, 0) == 0)
+        take(line.substr(spec.tag.size()));
+      continue;
+    }
+    if (line.size() > 4096)
+      continue;
+    if (auto matches = re->findAll(line, 1); !matches.empty())
+      take(matches.front().groups[1]);
+  }
+  return seconds;
+}
+
+namespace {
+/// `text` without the lines a timing regex matches in: a reported time is no result.
+std::string withoutTimingLines(const TimingSpec &spec, const std::string &text) {
+  if (spec.mode != "region" || spec.regex.empty())
+    return text;
+  auto re = support::Regex::compile(spec.regex);
+  if (!re)
+    return text;
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (re->findAll(line, 1).empty())
+      out += line + "\n";
+  return out;
+}
+
+/// The program's stderr, read from the file its run redirected it to.
+support::Expected<std::string> readStderr(const fs::path &file) {
+  std::error_code ec;
+  auto size = fs::file_size(file, ec);
+  if (ec)
+    return support::Error{"the program's stderr was not captured (" + ec.message() + ")"};
+  if (size > kStderrLimit)
+    return support::Error{fmt::format("the program wrote {:.1f} MiB to stderr; hone reads at most {} MiB of "
+                                      "outputs there: print fewer numbers (a smaller dataset) or write a file",
+                                      static_cast<double>(size) / (1 << 20), kStderrLimit >> 20)};
+  return support::readFile(file.string());
+}
+} // namespace
+
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
-                  const std::vector<std::string> &prefix, const std::vector<std::string> &clearFirst) {
+                  const std::vector<std::string> &prefix, const std::vector<std::string> &clearFirst, bool timed) {
   RunResult r;
   std::error_code ec;
   fs::create_directories(rundir, ec);
   fs::path outFile;
-  if (m.output.source == "file") {
+  if (m.output.source == "file")
     outFile = fs::path(rundir) / m.output.file;
-  }
+  else if (m.output.source == "stderr")
+    outFile = fs::path(rundir) / kStderrFile;
   std::string command = substitute(m.runCommand, {{"exe", shellQuote(exe)},
                                                   {"seed", std::to_string(seed)},
                                                   {"dir", shellQuote(m.dir)},
                                                   {"rundir", shellQuote(rundir)}});
+  // The shell sends its own stderr, and so every command's, to the file; stdout stays captured.
+  if (m.output.source == "stderr")
+    command = "exec 2>" + shellQuote(outFile.string()) + "\n" + command;
   std::vector<std::string> env = m.env;
   Expansion e = expand(m, v);
   env.insert(env.end(), e.env.begin(), e.env.end());
@@ -453,6 +578,14 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
     clear.push_back(outFile.string());
   r.process = shell(m, fmt::format("{}run-{}", prefix.empty() ? "" : "profile-", seed), command, rundir, m.runTimeoutS,
                     m.memoryMb, env, prefix, clear);
+  std::string errText; // source = "stderr": what the program wrote there
+  if (m.output.source == "stderr") {
+    auto text = readStderr(outFile);
+    if (text)
+      errText = std::move(*text);
+    else if (r.process.ok())
+      r.error = text.error().message;
+  }
   if (!r.process.ok()) {
     r.error = r.process.describe();
     // The shell reports a program that a signal ended as exit 128 + the signal.
@@ -461,27 +594,30 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
       int sig = r.process.exitCode - 128;
       r.error = fmt::format("killed by signal {} ({})", sig, strsignal(sig));
     }
-    if (!r.process.output.empty())
-      r.error += "; its last output: " + lastLine(r.process.output);
+    if (!r.process.output.empty() || !errText.empty())
+      r.error += "; its last output: " + lastLine(errText.empty() ? r.process.output : errText);
     return r;
   }
-  if (m.timing.mode == "region") {
-    std::istringstream lines(r.process.output);
-    for (std::string line; std::getline(lines, line);)
-      if (line.rfind(m.timing.tag, 0) == 0) {
-        char *end = nullptr;
-        std::string rest = line.substr(m.timing.tag.size());
-        double s = std::strtod(rest.c_str(), &end);
-        if (end != rest.c_str() && std::isfinite(s) && s >= 0)
-          r.regionS = s;
-      }
+  if (!r.error.empty())
+    return r;
+  bool split = m.splitBuilds();
+  if (m.timing.mode == "region" && (timed || !split)) {
+    r.regionS = reportedSeconds(m.timing, r.process.output + "\n" + errText);
     if (r.regionS < 0) {
-      r.error = fmt::format("no timing line '{} <seconds>' in the output (timing mode \"region\")", m.timing.tag);
+      r.error = m.timing.regex.empty()
+                    ? fmt::format("no timing line '{} <seconds>' in the output (timing mode \"region\")", m.timing.tag)
+                    : fmt::format("no match of the timing regex '{}' in the output (timing mode \"region\")",
+                                  m.timing.regex);
       return r;
     }
   }
+  if (timed && split)
+    return r; // the timed build prints no outputs; validation runs read them
+  std::string tag = m.timing.mode == "region" && m.timing.regex.empty() ? m.timing.tag : "";
   if (m.output.source == "stdout") {
-    r.values = numbersOf(m.output, r.process.output, m.timing.mode == "region" ? m.timing.tag : "");
+    r.values = numbersOf(m.output, withoutTimingLines(m.timing, r.process.output), tag, &r.units);
+  } else if (m.output.source == "stderr") {
+    r.values = numbersOf(m.output, withoutTimingLines(m.timing, errText), tag, &r.units);
   } else {
     auto bytes = support::readFile(outFile.string());
     if (!bytes) {
@@ -496,11 +632,13 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
       }
       r.values = std::move(*values);
     } else {
-      r.values = numbersOf(m.output, *bytes, "");
+      r.values = numbersOf(m.output, *bytes, "", &r.units);
     }
   }
   if (r.values.empty())
-    r.error = "the program printed no numbers (no outputs to validate)";
+    r.error = m.output.source == "file"
+                  ? fmt::format("the program wrote no numbers in {} (no outputs to validate)", m.output.file)
+                  : fmt::format("the program printed no numbers on {} (no outputs to validate)", m.output.source);
   return r;
 }
 

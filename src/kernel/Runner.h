@@ -66,10 +66,18 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir,
                   const std::vector<std::string> &extraFlags = {}, const std::vector<std::string> &extraDefines = {},
                   const std::string &out = "prog");
 
+/// What validation runs (`[build] validate_defines`) into `dir`/prog.
+BuildResult buildValidated(const Manifest &m, const Variant &v, const std::string &dir);
+/// What timed runs run: with split builds (Manifest::splitBuilds), `dir`/prog-timed with
+/// `[build] time_defines`; otherwise `validated` itself.
+BuildResult buildTimed(const Manifest &m, const Variant &v, const std::string &dir, const BuildResult &validated);
+
 /// One run's outputs.
 struct RunResult {
   support::SubprocessResult process;
   std::vector<double> values; // the outputs read, in order
+  std::vector<double> units;  // text outputs: each value's unit in the last printed place (0: an integer,
+                              // hex float, nan or inf, exact as printed); binary outputs: none
   std::string error;          // empty: ran and outputs were read
   double regionS = -1;        // the tagged time, in region mode
   bool ok() const { return error.empty(); }
@@ -77,11 +85,32 @@ struct RunResult {
 
 /// Runs `exe` on `seed` in `rundir` (created; an output file is removed first).
 /// `clearFirst`: files the run writes besides its outputs (a profiler's), removed before it runs.
+/// `timed`: a timing run; with split builds it reads no outputs (the timed build prints none), and
+/// in region mode every timed run must report its time (so must every run of a single build).
+/// With `[output] source = "stderr"` the program's stderr goes to `kStderrFile` in `rundir`, read from
+/// there (at most kStderrLimit bytes; more is an error that says so); stdout stays in the result.
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
-                  const std::vector<std::string> &prefix = {}, const std::vector<std::string> &clearFirst = {});
+                  const std::vector<std::string> &prefix = {}, const std::vector<std::string> &clearFirst = {},
+                  bool timed = false);
+inline constexpr const char *kStderrFile = ".hone-stderr";
+inline constexpr size_t kStderrLimit = 64u << 20;
 
-/// The outputs of a program's stdout: the numbers of every line that is not ignored or the timing tag.
-std::vector<double> numbersOf(const OutputSpec &spec, const std::string &stdoutText, const std::string &timingTag);
+/// The seconds a program reports in region mode: the number after the last line starting with the
+/// tag, or the group of `[timing] regex` on the last line it matches (lines as the ignore regexes
+/// see them: `^` and `$` are the line's ends); -1 when none.
+double reportedSeconds(const TimingSpec &spec, const std::string &text);
+
+/// The outputs of a program's stdout: the numbers of every line that is not ignored or the timing tag;
+/// `units` (when given) gets each one's unit in the last printed place ("12.34" 0.01, "1.5e-3" 1e-4).
+std::vector<double> numbersOf(const OutputSpec &spec, const std::string &stdoutText, const std::string &timingTag,
+                              std::vector<double> *units = nullptr);
+/// The unit in the last place of a number as printed; 0 for integers, hex floats, nan and inf.
+double printedUnit(const std::string &word);
+
+/// Outputs printed with few significant digits (the median over the non-integer outputs of
+/// |value| / unit below 1e7, fewer than about 7 digits, e.g. "%0.2lf"): a change of the results below
+/// the printed precision cannot be caught. The warning to say, with what to do; nullopt when not weak.
+std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units);
 /// The elements of a binary output file.
 support::Expected<std::vector<double>> readBinary(const OutputSpec &spec, const std::string &bytes);
 
@@ -90,9 +119,11 @@ struct Mismatch {
   double expected = 0, actual = 0, allowed = 0;
   std::string message;
 };
-/// The first output outside tolerance (or a count mismatch); nullopt when all match.
+/// The first output outside tolerance (or a count mismatch); nullopt when all match. With the
+/// reference's printed `units`, a tolerance other than exact allows at least one unit in the last
+/// printed place (a "%0.2lf" dump whose last digit moves by 0.01 under FMA contraction matches).
 std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector<double> &expected,
-                                       const std::vector<double> &actual);
+                                       const std::vector<double> &actual, const std::vector<double> *units = nullptr);
 /// rtol/atol after the dtype's defaults.
 std::pair<double, double> tolerances(const OutputSpec &spec);
 
@@ -101,6 +132,7 @@ struct Timing {
   double median = 0, mean = 0, stddev = 0, ci95 = 0; // ci95: half-width of the mean's 95% interval
   bool converged = false;  // ci95 / median under the target before max_repeats
   double processMedian = 0; // region mode: the whole process's median, for the timer check
+  double processCi95 = 0;   // region mode: the 95% half-width of the process's mean (inf: one sample)
 };
 
 /// Median, mean, sample standard deviation and the 95% half-width (Student's t) of `samples`.

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -506,6 +507,229 @@ values = [1, 0]
   auto none = ev.evaluate(Candidate::make(renderVariant({{{"SCALE", "2"}, {"WRITE", "0"}}, {}})));
   EXPECT_EQ(none.status, EvalStatus::Invalid);
   EXPECT_NE(none.error.find("wrote no out.bin"), std::string::npos) << none.error;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+namespace {
+
+/// A two-build program in the style of a benchmark suite's: its results are a dump to stderr,
+/// enabled by -DDUMP (and slowed by a long, untimed wait, as a large dump is), and -DTIME prints the
+/// kernel's own seconds as a bare number on stdout. SPEED = 4 makes the kernel four times quicker;
+/// WRONG = 1 breaks the results.
+const char *kSplitProgram = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#ifndef SPEED
+#define SPEED 1
+#endif
+#ifndef WRONG
+#define WRONG 0
+#endif
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static void wait_s(double d) { struct timespec w = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)}; nanosleep(&w, 0); }
+int main(int argc, char **argv) {
+  unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+  double a[8];
+  double t0 = now();
+  for (int i = 0; i < 8; ++i) a[i] = (double)((i * 7 + seed) % 13) / 3 + WRONG;
+  wait_s(0.08 / SPEED);
+  double t1 = now();
+#ifdef TIME
+  printf("%0.6f\n", t1 - t0);
+#endif
+#ifdef DUMP
+  wait_s(0.3);
+  fprintf(stderr, "==BEGIN DUMP==\n");
+  for (int i = 0; i < 8; ++i) fprintf(stderr, "%0.17g ", a[i]);
+  fprintf(stderr, "\n==END DUMP==\n");
+#endif
+  printf("noise %ld\n", (long)(now() * 1e6) % 1000);
+  return 0;
+}
+)";
+
+struct SplitProject {
+  fs::path dir;
+  Manifest manifest;
+  explicit SplitProject(const std::string &extra = "") {
+    dir = fs::temp_directory_path() / ("hone-kernel-split-" + std::to_string(::getpid()) + "-" +
+                                       std::to_string(Project::counter()++));
+    fs::create_directories(dir);
+    std::ofstream(dir / "s.c") << kSplitProgram;
+    std::ofstream(dir / "hone.toml") << R"([project]
+sources = ["s.c"]
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+flags = "-O1"
+validate_defines = ["DUMP"]
+time_defines = ["TIME"]
+[run]
+timeout_s = 5
+[output]
+source = "stderr"
+tolerance = "exact"
+ignore = ["^=="]
+[timing]
+regex = '^(\d+\.\d+)$'
+warmup = 0
+min_repeats = 3
+max_repeats = 3
+target_ci = 0.5
+)" + extra + R"(
+[[knob]]
+name = "SPEED"
+values = [1, 4]
+[[knob]]
+name = "WRONG"
+values = [0, 1]
+)";
+    auto m = loadManifest(dir.string());
+    EXPECT_TRUE(m) << m.error().message;
+    manifest = m ? *m : Manifest{};
+  }
+  ~SplitProject() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  EvaluatorSettings settings() const {
+    EvaluatorSettings s;
+    s.workdir = (dir / ".hone").string();
+    s.profile = false;
+    return s;
+  }
+};
+
+} // namespace
+
+TEST(KernelEvaluator, StderrIsAnOutputSourceWithTheSameIgnoreRules) {
+  SplitProject p;
+  ASSERT_EQ(p.manifest.output.source, "stderr");
+  BuildResult b = buildValidated(p.manifest, referenceVariant(p.manifest), (p.dir / "b").string());
+  ASSERT_TRUE(b.ok) << b.error << b.log;
+  EXPECT_NE(b.command.find("-DDUMP"), std::string::npos) << b.command;
+  EXPECT_EQ(b.command.find("-DTIME"), std::string::npos) << b.command;
+  RunResult r = runOnce(p.manifest, referenceVariant(p.manifest), b.exe, (p.dir / "r").string(), 5);
+  ASSERT_TRUE(r.ok()) << r.error;
+  // The eight numbers of the dump, not the "==" lines (ignored) nor stdout's noise.
+  ASSERT_EQ(r.values.size(), 8u);
+  EXPECT_DOUBLE_EQ(r.values[1], (7.0 + 5) / 3);
+  EXPECT_EQ(r.process.output.find("==BEGIN"), std::string::npos); // stderr is not in the captured stdout
+  EXPECT_NE(r.process.output.find("noise"), std::string::npos);
+  // A timed build (no dump) run as validation prints no numbers there, and says where it looked.
+  BuildResult t = buildTimed(p.manifest, referenceVariant(p.manifest), (p.dir / "b").string(), b);
+  ASSERT_TRUE(t.ok) << t.error;
+  EXPECT_NE(t.exe, b.exe);
+  RunResult none = runOnce(p.manifest, referenceVariant(p.manifest), t.exe, (p.dir / "r2").string(), 5);
+  EXPECT_NE(none.error.find("no numbers on stderr"), std::string::npos) << none.error;
+  // As a timed run it needs none, and reads the kernel's own time by the regex.
+  RunResult timed = runOnce(p.manifest, referenceVariant(p.manifest), t.exe, (p.dir / "r3").string(), 5, {}, {}, true);
+  ASSERT_TRUE(timed.ok()) << timed.error;
+  EXPECT_GT(timed.regionS, 0.07);
+  EXPECT_LT(timed.regionS, timed.process.seconds);
+}
+
+TEST(KernelEvaluator, SplitBuildsValidateTheDumpAndScoreTheKernelsOwnTime) {
+  SplitProject p;
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto ref = ev.evaluate(Candidate::make("[knobs]\nSPEED = 1\n"));
+  ASSERT_TRUE(ref.ok()) << ref.error;
+  // The score's time is the kernel's (0.08 s), not the process's with its 0.3 s dump.
+  EXPECT_GT(ref.metrics.at("time_s"), 0.07);
+  EXPECT_LT(ref.metrics.at("time_s"), 0.25);
+  EXPECT_NE(ref.rawOutput.find("timed: the time the program reports (regex"), std::string::npos) << ref.rawOutput;
+  ev.setBaseline(ref.metrics.at("time_s"));
+  auto fast = ev.evaluate(Candidate::make("[knobs]\nSPEED = 4\n"));
+  ASSERT_TRUE(fast.ok()) << fast.error;
+  EXPECT_GT(fast.score, 2.0); // the kernel's 4x; the whole process (dump included) would show under 1.3x
+  auto wrong = ev.evaluate(Candidate::make("[knobs]\nWRONG = 1\n"));
+  EXPECT_EQ(wrong.status, EvalStatus::Invalid);
+  EXPECT_NE(wrong.error.find("wrong result"), std::string::npos) << wrong.error;
+}
+
+TEST(KernelEvaluator, TheRegionTrustCheckAllowsForTheProcessTimesNoise) {
+  Timing honest;
+  honest.median = 0.2;        // the kernel claims 0.8 s of 1.0 s saved...
+  honest.processMedian = 3.7; // ...and the process, dominated by a 3 s dump, shows 0.3 s of it
+  honest.processCi95 = 0.4;   // with +-0.4 s of noise each
+  EXPECT_FALSE(regionDistrusted(1.0, 4.0, 0.4, honest)); // within the noise: not accused
+  Timing tight = honest;
+  tight.processCi95 = 0.01; // the same figures without noise: the process contradicts the timer
+  auto why = regionDistrusted(1.0, 4.0, 0.01, tight);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("not trusted"), std::string::npos);
+  Timing unknown = honest;
+  unknown.processCi95 = INFINITY; // one sample: the noise is unknown, the 2% floor applies
+  EXPECT_TRUE(regionDistrusted(1.0, 4.0, 0.4, unknown));
+  Timing liar;
+  liar.median = 1e-6; // a timer that reports nothing, a process that saved nothing
+  liar.processMedian = 4.0;
+  liar.processCi95 = 0.05;
+  EXPECT_TRUE(regionDistrusted(1.0, 4.0, 0.05, liar));
+}
+
+TEST(KernelEvaluator, FixedInputsAreSaidToDisableTheIgnoredInputGuard) {
+  SplitProject p("");
+  Manifest m = p.manifest;
+  m.seeds = {1};
+  KernelEvaluator ev(m, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  auto r = ev.evaluate(Candidate::make("[knobs]\nSPEED = 1\n"));
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_NE(r.rawOutput.find("cannot fire"), std::string::npos) << r.rawOutput;
+  KernelEvaluator three(p.manifest, p.settings()); // three inputs that change the outputs: no such note
+  ASSERT_TRUE(three.prepare());
+  auto r3 = three.evaluate(Candidate::make("[knobs]\nSPEED = 1\n"));
+  ASSERT_TRUE(r3.ok()) << r3.error;
+  EXPECT_EQ(r3.rawOutput.find("cannot fire"), std::string::npos) << r3.rawOutput;
+}
+
+TEST(KernelEvaluator, ALowPrecisionDumpAllowsItsLastDigitAndSaysValidationIsWeak) {
+  fs::path dir = fs::temp_directory_path() / ("hone-kernel-lowprec-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // SHIFT moves every printed value: 0.006 by one unit of "%0.2f" (as FMA contraction may), 0.02 by two.
+  std::ofstream(dir / "l.c") << R"(#include <stdio.h>
+#include <stdlib.h>
+#ifndef SHIFT
+#define SHIFT 0
+#endif
+int main(int argc, char **argv) {
+  unsigned long seed = argc > 1 ? strtoul(argv[1], 0, 10) : 1;
+  for (int i = 0; i < 16; ++i) printf("%0.2f ", (double)((i + seed) % 11) * 0.125 + 10 + SHIFT);
+  printf("\n");
+  return 0;
+}
+)";
+  std::ofstream(dir / "hone.toml") << R"([project]
+sources = ["l.c"]
+[build]
+command = "cc {cflags} {defines} {sources} -o {out}"
+[run]
+command = "{exe} {seed}"
+[timing]
+warmup = 0
+min_repeats = 1
+max_repeats = 2
+confirm_best = false
+[[knob]]
+name = "SHIFT"
+values = ["0", "0.006", "0.02"]
+)";
+  auto m = loadManifest(dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  EvaluatorSettings s;
+  s.workdir = (dir / ".hone").string();
+  s.profile = false;
+  KernelEvaluator ev(*m, s);
+  ASSERT_TRUE(ev.prepare());
+  EXPECT_NE(ev.weakValidationNote().find("weak validation"), std::string::npos) << ev.weakValidationNote();
+  auto oneUnit = ev.evaluate(Candidate::make("[knobs]\nSHIFT = \"0.006\"\n"));
+  ASSERT_TRUE(oneUnit.ok()) << oneUnit.error;
+  EXPECT_NE(oneUnit.rawOutput.find("weak validation"), std::string::npos) << oneUnit.rawOutput;
+  auto twoUnits = ev.evaluate(Candidate::make("[knobs]\nSHIFT = \"0.02\"\n"));
+  EXPECT_EQ(twoUnits.status, EvalStatus::Invalid);
+  EXPECT_NE(twoUnits.error.find("wrong result"), std::string::npos) << twoUnits.error;
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

@@ -172,6 +172,50 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   EXPECT_NE(e.find("inside the project folder"), std::string::npos) << e;
 }
 
+TEST(Manifest, StderrTimingRegexAndSplitBuildsAreReadAndChecked) {
+  std::string base = kManifest;
+  auto with = [&](const std::string &from, const std::string &to) {
+    std::string t = base;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return t.replace(at, from.size(), to);
+  };
+  // [output] and [timing] go before the knobs (after a [[knob]] header they would be the knob's keys).
+  std::string good = with("[[knob]]\nname = \"TILE\"", "[output]\nsource = \"stderr\"\n[timing]\n"
+                                                       "regex = '^(\\d+\\.\\d+)$'\n\n[[knob]]\nname = \"TILE\"");
+  const std::string flagsLine = "flags = \"-O2\"\n";
+  good.replace(good.find(flagsLine), flagsLine.size(),
+               "flags = \"-O2\"\nvalidate_defines = [\"DUMP\", \"N=3\"]\ntime_defines = [\"TIME\"]\n");
+  auto m = parseManifest("/tmp/proj/hone.toml", good);
+  ASSERT_TRUE(m) << m.error().message << "\n" << good;
+  EXPECT_EQ(m->output.source, "stderr");
+  EXPECT_EQ(m->timing.mode, "region"); // a regex is read in region mode
+  EXPECT_EQ(m->timing.regex, "^(\\d+\\.\\d+)$");
+  EXPECT_EQ(m->validateDefines, (std::vector<std::string>{"DUMP", "N=3"}));
+  EXPECT_TRUE(m->splitBuilds());
+  EXPECT_FALSE(manifest().splitBuilds());
+  TimingSpec spec = m->timing;
+  EXPECT_DOUBLE_EQ(reportedSeconds(spec, "x\n0.25\nnoise 3\n1.5\n"), 1.5); // the last line it matches
+  EXPECT_LT(reportedSeconds(spec, "time 0.25\n"), 0);
+  auto errorWith = [&](const std::string &from, const std::string &to) {
+    std::string t = good;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return errorOf(t.replace(at, from.size(), to));
+  };
+  std::string e = errorWith("'^(\\d+\\.\\d+)$'", "'^\\d+$'");
+  EXPECT_NE(e.find("0 capture groups; it needs exactly one"), std::string::npos) << e;
+  e = errorWith("'^(\\d+\\.\\d+)$'", "'^(\\d+'");
+  EXPECT_NE(e.find("not a valid regular expression"), std::string::npos) << e;
+  e = errorWith("regex =", "mode = \"process\"\nregex =");
+  EXPECT_NE(e.find("mode = \"region\" only"), std::string::npos) << e;
+  e = errorWith("\"N=3\"", "\"-DN=3\"");
+  EXPECT_NE(e.find("'-DN=3' is not NAME or NAME=VALUE"), std::string::npos) << e;
+  EXPECT_NE(e.find("hone.toml:"), std::string::npos) << e;
+  e = errorWith("source = \"stderr\"", "source = \"stdin\"");
+  EXPECT_NE(e.find("\"stdout\", \"stderr\" or \"file\""), std::string::npos) << e;
+}
+
 TEST(Manifest, ValuesAndConstraintsAreChecked) {
   Manifest m = manifest();
   KnobValues v = defaultValues(m);
@@ -375,6 +419,216 @@ TEST(Init, FindsParametersAndWritesAManifestThatLoads) {
   EXPECT_EQ(cm->language, "cuda");
   EXPECT_NE(cm->buildCommand.find("nvcc"), std::string::npos);
   EXPECT_FALSE(cm->knob("OMP_NUM_THREADS"));
+}
+
+namespace {
+/// Writes `text` to `path`, creating its folder.
+void put(const fs::path &path, const std::string &text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+/// A program in a benchmark suite's layout: root/.git, root/support/bench.{h,c} (the dump's target,
+/// the dump and timer switches, the dataset default), root/kernels/axpy/axpy.{c,h} (dataset sizes, a
+/// two-decimal format), main ignoring its arguments and dumping to stderr through the header's macro.
+fs::path suiteProgram(const fs::path &root) {
+  fs::create_directories(root / ".git");
+  put(root / "support" / "bench.h", R"(#ifndef BENCH_H
+#define BENCH_H
+#include <stdio.h>
+#define OUT_TARGET stderr
+#ifdef DUMP_RESULTS
+# define DUMP_ON 1
+#else
+# define DUMP_ON 0
+#endif
+#if defined(BENCH_TIME)
+# define timer_start() bench_timer_start()
+# define timer_print() bench_timer_print()
+#else
+# define timer_start()
+# define timer_print()
+#endif
+void bench_timer_start(void);
+void bench_timer_print(void);
+#endif
+)");
+  put(root / "support" / "bench.c", R"(#include <stdio.h>
+#include <time.h>
+#include "bench.h"
+static double t0;
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+void bench_timer_start(void) { t0 = now(); }
+void bench_timer_print(void) { printf("%0.6f\n", now() - t0); }
+)");
+  put(root / "kernels" / "axpy" / "axpy.h", R"(#ifndef AXPY_H
+#define AXPY_H
+# if !defined(MINI_DATASET) && !defined(MEDIUM_DATASET) && !defined(LARGE_DATASET)
+#  define LARGE_DATASET
+# endif
+# ifdef MINI_DATASET
+#  define N 10
+# endif
+# ifdef MEDIUM_DATASET
+#  define N 1000
+# endif
+# ifdef LARGE_DATASET
+#  define N 100000
+# endif
+#define PRINT_FMT "%0.2lf "
+#endif
+)");
+  put(root / "kernels" / "axpy" / "axpy.c", R"(#include <stdio.h>
+#include <bench.h>
+#include "axpy.h"
+static double x[N], y[N];
+int main(int argc, char **argv) {
+  for (int i = 0; i < N; ++i) { x[i] = i % 7; y[i] = i % 5; }
+  timer_start();
+  for (int i = 0; i < N; ++i) y[i] += 1.5 * x[i];
+  timer_print();
+  if (DUMP_ON)
+    for (int i = 0; i < N; ++i) fprintf(OUT_TARGET, PRINT_FMT, y[i]);
+  return 0;
+}
+)");
+  return root / "kernels" / "axpy" / "axpy.c";
+}
+} // namespace
+
+TEST(Init, FindsHeadersCompanionsStderrDatasetsAndTheTimerOfAMultiFileProgram) {
+  fs::path root = fs::temp_directory_path() / ("hone-init-suite-" + std::to_string(::getpid()));
+  fs::path program = suiteProgram(root);
+  auto init = initProject(program.string(), readFile(program.string()), {});
+  ASSERT_TRUE(init) << init.error().message;
+  auto m = parseManifest((program.parent_path() / "hone.toml").string(), init->text);
+  ASSERT_TRUE(m) << m.error().message << "\n" << init->text;
+  EXPECT_EQ(m->includeDirs, (std::vector<std::string>{"../../support"}));
+  EXPECT_EQ(m->sources, (std::vector<std::string>{"axpy.c", "../../support/bench.c"}));
+  EXPECT_EQ(m->editable, (std::vector<std::string>{"axpy.c"}));
+  EXPECT_EQ(m->output.source, "stderr"); // through OUT_TARGET, which the header defines as stderr
+  EXPECT_EQ(m->runCommand, "{exe}");      // main ignores its arguments
+  EXPECT_EQ(m->seeds, (std::vector<uint64_t>{1}));
+  EXPECT_NE(init->text.find("cannot fire"), std::string::npos);
+  EXPECT_EQ(m->defines, (std::vector<std::string>{"MEDIUM_DATASET"}));
+  EXPECT_NE(init->text.find("MINI_DATASET, MEDIUM_DATASET, LARGE_DATASET"), std::string::npos) << init->text;
+  EXPECT_NE(init->text.find("with none given it builds LARGE_DATASET"), std::string::npos) << init->text;
+  EXPECT_EQ(m->validateDefines, (std::vector<std::string>{"DUMP_RESULTS"}));
+  EXPECT_EQ(m->timeDefines, (std::vector<std::string>{"BENCH_TIME"}));
+  EXPECT_EQ(m->timing.mode, "region");
+  EXPECT_DOUBLE_EQ(reportedSeconds(m->timing, "0.012345\n"), 0.012345);
+  EXPECT_NE(init->text.find("WEAK VALIDATION"), std::string::npos);
+  bool weakNote = false;
+  for (const auto &n : init->notes)
+    weakNote = weakNote || n.find("weak validation") != std::string::npos;
+  EXPECT_TRUE(weakNote);
+  // A dataset given by hand is kept, and no other is added.
+  InitOptions large;
+  large.defines = {"LARGE_DATASET"};
+  auto withLarge = initProject(program.string(), readFile(program.string()), large);
+  ASSERT_TRUE(withLarge);
+  EXPECT_EQ(withLarge->text.find("\"MEDIUM_DATASET\""), std::string::npos);
+  EXPECT_NE(withLarge->text.find("defines = [\"LARGE_DATASET\"]"), std::string::npos);
+  // The search stops at the repository's root: a header above it is not the program's.
+  put(root.parent_path() / ("hone-init-outside-" + std::to_string(::getpid())) / "outside.h", "");
+  auto outside = initProject(program.string(), "#include <outside.h>\nint main(void) { return 0; }\n", {});
+  ASSERT_TRUE(outside);
+  EXPECT_EQ(outside->facts.missingHeaders, (std::vector<std::string>{"outside.h"}));
+  EXPECT_NE(outside->text.find("# NOT FOUND: outside.h"), std::string::npos);
+  // --include finds it; --source and --define are taken; paths that do not exist are errors.
+  InitOptions byHand;
+  byHand.scan.includeDirs = {(root.parent_path() / ("hone-init-outside-" + std::to_string(::getpid()))).string()};
+  byHand.scan.sources = {(root / "support" / "bench.c").string()};
+  byHand.defines = {"N=5"};
+  auto found = initProject(program.string(), "#include <outside.h>\nint main(void) { return 0; }\n", byHand);
+  ASSERT_TRUE(found) << found.error().message;
+  EXPECT_TRUE(found->facts.missingHeaders.empty());
+  EXPECT_EQ(found->facts.includeDirs.size(), 1u);
+  EXPECT_EQ(found->facts.extraSources, (std::vector<std::string>{"../../support/bench.c"}));
+  EXPECT_NE(found->text.find("defines = [\"N=5\"]"), std::string::npos);
+  byHand.scan.sources = {"/no/such/file.c"};
+  auto missing = initProject(program.string(), "int main(void) { return 0; }\n", byHand);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("--source /no/such/file.c: no such file"), std::string::npos);
+  InitOptions badDefine;
+  badDefine.defines = {"-DX"};
+  EXPECT_FALSE(initProject(program.string(), "int main(void) { return 0; }\n", badDefine));
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  fs::remove_all(root.parent_path() / ("hone-init-outside-" + std::to_string(::getpid())), ec);
+}
+
+TEST(Init, AProgramThatReadsItsArgumentsGetsSeedsAndStdout) {
+  EXPECT_TRUE(mainReadsArguments("int main(int argc, char **argv) { return argc > 1; }"));
+  EXPECT_TRUE(mainReadsArguments("int main(int n, char *a[])\n{\n  srand(atoi(a[1]));\n}\n"));
+  EXPECT_FALSE(mainReadsArguments("int main(int argc, char **argv) {\n  int argcount = 3;\n  return argcount; }"));
+  EXPECT_FALSE(mainReadsArguments("int main(void) { return 0; }"));
+  EXPECT_FALSE(mainReadsArguments("int main() { return 0; }"));
+  auto text = initManifest("prog.c", "#include <stdio.h>\nint main(int argc, char **argv) {\n"
+                                     "  printf(\"%.17g\\n\", argc * 1.0);\n}\n", {});
+  ASSERT_TRUE(text);
+  auto m = parseManifest("/tmp/x/hone.toml", *text);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->runCommand, "{exe} {seed}");
+  EXPECT_EQ(m->seeds.size(), 3u);
+  EXPECT_EQ(m->output.source, "stdout");
+  EXPECT_EQ(m->timing.mode, "process");
+  EXPECT_FALSE(m->splitBuilds());
+  EXPECT_EQ(text->find("WEAK VALIDATION"), std::string::npos);
+}
+
+TEST(Init, EveryValueWrittenIsEscapedAndControlCharactersAreRefused) {
+  // A name that would close the string and open a table of its own (issue 40, item 12).
+  auto injected = initManifest("p\"]\n[build]\ncommand = \"touch PWNED\".c", "int main(void) { return 0; }\n", {});
+  ASSERT_FALSE(injected);
+  EXPECT_NE(injected.error().message.find("control character"), std::string::npos) << injected.error().message;
+  // Quotes and backslashes alone are escaped: the manifest loads and names the file exactly.
+  auto quoted = initManifest("p\"q\\r.c", "#ifndef MODE\n#define MODE \"a\\\"b\"\n#endif\nint main(void) { return 0; }\n",
+                             {});
+  ASSERT_TRUE(quoted) << quoted.error().message;
+  auto m = parseManifest("/tmp/x/hone.toml", *quoted);
+  ASSERT_TRUE(m) << m.error().message << "\n" << *quoted;
+  EXPECT_EQ(m->sources, (std::vector<std::string>{"p\"q\\r.c"}));
+  EXPECT_EQ(m->name, "p\"q\\r");
+  ASSERT_TRUE(m->knob("MODE"));
+  EXPECT_EQ(m->knob("MODE")->values[0], "\"a\\\"b\"");
+  EXPECT_EQ(tomlString("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+}
+
+TEST(Runner, ATolerancePrintedWithFewDigitsAllowsOneUnitInTheLastPlace) {
+  EXPECT_DOUBLE_EQ(printedUnit("12.34"), 0.01);
+  EXPECT_DOUBLE_EQ(printedUnit("-1.5e-3"), 1e-4);
+  EXPECT_DOUBLE_EQ(printedUnit("2e+05"), 1e5);
+  EXPECT_EQ(printedUnit("42"), 0);
+  EXPECT_EQ(printedUnit("nan"), 0);
+  EXPECT_EQ(printedUnit("0x1.8p+1"), 0);
+  OutputSpec spec; // rel, 1e-8 by default
+  std::vector<double> units;
+  auto values = numbersOf(spec, "1.23 4.56\n7.00\n", "", &units);
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_DOUBLE_EQ(units[2], 0.01);
+  // FMA contraction moving the last printed digit by one: allowed with the printed units only.
+  std::vector<double> moved = {1.24, 4.56, 7.00};
+  EXPECT_TRUE(compareOutputs(spec, values, moved));
+  EXPECT_FALSE(compareOutputs(spec, values, moved, &units));
+  std::vector<double> twoUnits = {1.25, 4.56, 7.00};
+  EXPECT_TRUE(compareOutputs(spec, values, twoUnits, &units));
+  OutputSpec exact;
+  exact.tolerance = Tolerance::Exact; // exact stays exact
+  EXPECT_TRUE(compareOutputs(exact, values, moved, &units));
+  // Integers are exact as printed: a count one off is wrong whatever the format.
+  std::vector<double> intUnits;
+  auto counts = numbersOf(spec, "100 200\n", "", &intUnits);
+  EXPECT_TRUE(compareOutputs(spec, counts, {101, 200}, &intUnits));
+  // Weak: about 3 significant digits; strong: 17.
+  auto weak = weakValidation(values, units);
+  ASSERT_TRUE(weak);
+  EXPECT_NE(weak->find("weak validation"), std::string::npos);
+  EXPECT_NE(weak->find("%.17g"), std::string::npos);
+  std::vector<double> fullUnits;
+  auto full = numbersOf(spec, "1.2345678901234567 4.5600000000000005\n", "", &fullUnits);
+  EXPECT_FALSE(weakValidation(full, fullUnits));
+  EXPECT_FALSE(weakValidation(counts, intUnits));
 }
 
 // ---- diagnosis, rules, catalogue -----------------------------------------------------
