@@ -3,6 +3,7 @@
 #include "support/FileUtil.h"
 #include "support/Regex.h"
 #include "support/StringUtil.h"
+#include "support/Template.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -122,26 +123,6 @@ std::string quoteAll(const std::vector<std::string> &items) {
   return out;
 }
 
-/// Replaces {name} in one pass (substituted text is never rescanned).
-std::string substitute(const std::string &tmpl, const std::map<std::string, std::string> &values) {
-  std::string out;
-  for (size_t i = 0; i < tmpl.size();) {
-    if (tmpl[i] == '{') {
-      size_t close = tmpl.find('}', i);
-      if (close != std::string::npos) {
-        auto it = values.find(tmpl.substr(i + 1, close - i - 1));
-        if (it != values.end()) {
-          out += it->second;
-          i = close + 1;
-          continue;
-        }
-      }
-    }
-    out += tmpl[i++];
-  }
-  return out;
-}
-
 support::SubprocessResult shell(const Manifest &m, const std::string &key, const std::string &command,
                                 const std::string &cwd, double timeoutS, size_t memoryMb,
                                 const std::vector<std::string> &env, const std::vector<std::string> &prefix,
@@ -182,12 +163,12 @@ std::string buildCommand(const Manifest &m, const Variant &v, const std::string 
   std::vector<std::string> includes;
   if (!v.files.empty()) // edited files live in `dir`; the project's own headers stay reachable
     includes = {"-I", dir, "-iquote", m.dir};
-  return substitute(m.buildCommand, {{"sources", quoteAll(sources)},
-                                     {"out", shellQuote((fs::path(dir) / out).string())},
-                                     {"cflags", quoteAll(cflags)},
-                                     {"defines", quoteAll(defines)},
-                                     {"includes", quoteAll(includes)},
-                                     {"dir", shellQuote(m.dir)}});
+  return support::fillTemplate(m.buildCommand, {{"sources", quoteAll(sources)},
+                                                 {"out", shellQuote((fs::path(dir) / out).string())},
+                                                 {"cflags", quoteAll(cflags)},
+                                                 {"defines", quoteAll(defines)},
+                                                 {"includes", quoteAll(includes)},
+                                                 {"dir", shellQuote(m.dir)}});
 }
 
 BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, const std::vector<std::string> &extraFlags,
@@ -407,10 +388,10 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
   if (m.output.source == "file") {
     outFile = fs::path(rundir) / m.output.file;
   }
-  std::string command = substitute(m.runCommand, {{"exe", shellQuote(exe)},
-                                                  {"seed", std::to_string(seed)},
-                                                  {"dir", shellQuote(m.dir)},
-                                                  {"rundir", shellQuote(rundir)}});
+  std::string command = support::fillTemplate(m.runCommand, {{"exe", shellQuote(exe)},
+                                                              {"seed", std::to_string(seed)},
+                                                              {"dir", shellQuote(m.dir)},
+                                                              {"rundir", shellQuote(rundir)}});
   std::vector<std::string> env = m.env;
   Expansion e = expand(m, v);
   env.insert(env.end(), e.env.begin(), e.env.end());

@@ -244,6 +244,14 @@ TEST(Variant, ExpansionAndTheBuildCommand) {
   Manifest evil = m;
   evil.sources = {"{out}.c"};
   EXPECT_EQ(buildCommand(evil, v, "/x").find("/x/prog.c"), std::string::npos);
+  // A project folder holding every placeholder, a command substitution, backticks and quotes is
+  // inserted once, quoted, wherever the template names it.
+  Manifest hostile = m;
+  hostile.dir = "/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\"";
+  hostile.buildCommand = "cd {dir} && cc {sources} -o {out}";
+  EXPECT_EQ(buildCommand(hostile, v, "/b"),
+            "cd '/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\\''\"' && cc "
+            "'/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\\''\"/k.c' -o /b/prog");
 }
 
 TEST(Outputs, NumbersOfStdout) {
