@@ -3,6 +3,7 @@
 #include "autoguide/AutoGuide.h"
 #include "cluster/Slurm.h"
 #include "llm/Client.h"
+#include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/JsonText.h"
 #include "tune/Domain.h"
@@ -76,7 +77,8 @@ std::string scoreText(double score, const TuneConfig &c) { return scoreText(scor
 
 std::string besideStore(const std::string &db, const std::string &name) {
   std::filesystem::path p(db);
-  return (p.parent_path() / (p.stem().string() + "-" + name)).string();
+  // `name` may carry a project's name: one component, so that it cannot leave the store's folder.
+  return (p.parent_path() / support::pathComponent(p.stem().string() + "-" + name)).string();
 }
 
 namespace {

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/Store.h"
+#include "support/FileUtil.h"
 #include "support/Sqlite.h"
 
 using namespace hone::tune;
@@ -322,4 +324,15 @@ TEST(Session, ARunKilledWhileMeasuringItsReferenceResumes) {
   EXPECT_EQ(stored->baseline, 58); // measured on resume
   EXPECT_EQ(resumed->outcome.progress.evaluations, 5u);
   EXPECT_EQ(TuneConfig::fromJson((*st)->run(1)->config)->baseline, 58); // and saved
+}
+
+TEST(Session, ANameInTheBestsPathStaysOneComponentBesideTheStore) {
+  // A project named "/../../ESCAPED" (or holding a newline) must not lead the best out of the store's
+  // folder or into folders of its own.
+  EXPECT_EQ(besideStore("/a/b/hone.db", "best-/../../ESCAPED-run1"), "/a/b/hone-best-_.._.._ESCAPED-run1");
+  EXPECT_EQ(besideStore("/a/b/hone.db", "best-x\ny/z-run2"), "/a/b/hone-best-x_y_z-run2");
+  EXPECT_EQ(besideStore("runs/x.db", "report.html"), "runs/x-report.html");
+  EXPECT_EQ(hone::support::pathComponent(".."), "_..");
+  EXPECT_EQ(hone::support::pathComponent(""), "_");
+  EXPECT_EQ(hone::support::pathComponent("fine-name_1.2"), "fine-name_1.2");
 }
