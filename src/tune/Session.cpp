@@ -83,8 +83,22 @@ std::string besideStore(const std::string &db, const std::string &name) {
 
 namespace {
 
+// A link (or a device, a FIFO) anywhere below an existing folder `dir`, which hone never writes: a
+// best written through `best.json -> ../victim` would overwrite a file outside the folder.
+std::optional<std::string> plantedEntry(const std::filesystem::path &dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::file_status st = it->symlink_status(ec);
+    if (!ec && !fs::is_regular_file(st) && !fs::is_directory(st))
+      return fmt::format("{} holds {}, which hone did not write ({}); remove it or choose another folder",
+                         dir.string(), it->path().string(), fs::is_symlink(st) ? "a link" : "not a file");
+  }
+  return std::nullopt;
+}
+
 // Why `path` cannot take the best, or nullopt: its folder must exist (it is created) and be
-// writable, and a file already there must be a regular file or a folder.
+// writable, and a file already there must be a regular file or a folder without links below it.
 std::optional<std::string> checkOutput(const std::string &path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -92,6 +106,9 @@ std::optional<std::string> checkOutput(const std::string &path) {
   fs::file_status st = fs::status(p, ec);
   if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))
     return fmt::format("{} exists and is neither a file nor a folder", path);
+  if (fs::is_directory(st))
+    if (auto planted = plantedEntry(p))
+      return planted;
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   fs::create_directories(dir, ec);
   if (ec)
@@ -368,7 +385,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})",
                                      report.runId, report.subject, config.agent,
                                      scoreText(report.outcome.progress.bestScore, config), config.baselineLabel);
-    auto written = problem.writeBest(best, report.bestFile, header);
+    // Checked again: a link may have been planted while the run went on.
+    auto planted = checkOutput(report.bestFile);
+    auto written = planted ? support::Expected<std::string>(support::Error{*planted})
+                           : problem.writeBest(best, report.bestFile, header);
     if (!written) {
       warn(fmt::format("cannot write {}: {}", report.bestFile, written.error().message));
       report.bestFile.clear();

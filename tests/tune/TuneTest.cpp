@@ -336,3 +336,32 @@ TEST(Session, ANameInTheBestsPathStaysOneComponentBesideTheStore) {
   EXPECT_EQ(hone::support::pathComponent(""), "_");
   EXPECT_EQ(hone::support::pathComponent("fine-name_1.2"), "fine-name_1.2");
 }
+
+TEST(Session, AnOutputFolderHoldingALinkIsRefusedBeforeTheRun) {
+  // Links planted in --out (best.json -> ../victim/v.txt) would have the best written through them.
+  registerGuess();
+  TempDb db;
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("hone-out-links-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "out" / "sub");
+  fs::create_directories(root / "victim");
+  std::ofstream(root / "victim" / "v.txt") << "precious";
+  fs::create_symlink(root / "victim" / "v.txt", root / "out" / "sub" / "best.json");
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "random";
+  c.iterations = 2;
+  SessionOptions so;
+  so.db = db.path;
+  so.bestFile = (root / "out").string();
+  auto r = runTune(c, so);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("--out: "), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("best.json, which hone did not write (a link)"), std::string::npos)
+      << r.error().message;
+  EXPECT_FALSE(fs::exists(db.path));
+  fs::remove(root / "out" / "sub" / "best.json");
+  EXPECT_TRUE(runTune(c, so)) << "the same folder without the link is fine";
+  fs::remove_all(root);
+}
