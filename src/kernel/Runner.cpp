@@ -171,6 +171,17 @@ std::string buildCommand(const Manifest &m, const Variant &v, const std::string 
                                                  {"dir", shellQuote(m.dir)}});
 }
 
+std::string buildScript(const Manifest &m, const Variant &v, const std::string &dir, const std::string &header) {
+  std::string env;
+  for (const auto &x : expand(m, v).env)
+    env += shellQuote(x) + " ";
+  using support::printable;
+  return fmt::format("#!/bin/sh\n# {}\n# Builds the best variant found into {}/prog, from the project at {}.\n"
+                     "# Run it with the environment the variant sets: {}./prog ...\nset -e\ncd {}\n{}\n",
+                     printable(header), printable(dir), printable(m.dir), printable(env), shellQuote(m.dir),
+                     buildCommand(m, v, dir));
+}
+
 BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, const std::vector<std::string> &extraFlags,
                   const std::vector<std::string> &extraDefines, const std::string &out) {
   BuildResult r;

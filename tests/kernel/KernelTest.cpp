@@ -254,6 +254,32 @@ TEST(Variant, ExpansionAndTheBuildCommand) {
             "'/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\\''\"/k.c' -o /b/prog");
 }
 
+TEST(Variant, TheBuildScriptQuotesEveryValueAndEscapesItsComments) {
+  // A project folder named to run commands, a newline in an environment knob's value and in the
+  // header (which carries the project's name): the script must run none of them.
+  fs::path root = fs::temp_directory_path() / ("hone-build-sh-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::path project = root / "d$(touch PWNED_20)`touch PWNED_21`';x";
+  fs::path best = root / "best $(touch PWNED_22)";
+  fs::create_directories(project);
+  fs::create_directories(best);
+  Manifest m = manifest();
+  m.dir = project.string();
+  m.buildCommand = "echo built {out} > built.txt";
+  Variant v = referenceVariant(m);
+  v.knobs["OMP_NUM_THREADS"] = "2\ntouch PWNED_40";
+  std::string script = buildScript(m, v, best.string(), "best of x\ntouch PWNED_41\n\x1b]0;title\x07");
+  EXPECT_EQ(script.rfind("#!/bin/sh\n# best of x\\ntouch PWNED_41\\n\\e]0;title\\x07\n", 0), 0u) << script;
+  std::string path = (root / "build.sh").string();
+  std::ofstream(path) << script;
+  ASSERT_EQ(std::system(fmt::format("cd '{}' && sh build.sh", root.string()).c_str()), 0) << script;
+  EXPECT_EQ(readFile((project / "built.txt").string()), "built " + (best / "prog").string() + "\n");
+  for (const auto &e : fs::recursive_directory_iterator(root))
+    EXPECT_EQ(e.path().filename().string().rfind("PWNED", 0), std::string::npos) << e.path() << "\n" << script;
+  EXPECT_FALSE(fs::exists("PWNED_40"));
+  fs::remove_all(root);
+}
+
 TEST(Outputs, NumbersOfStdout) {
   OutputSpec s;
   s.ignore = {"^#"};
