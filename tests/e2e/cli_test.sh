@@ -158,8 +158,18 @@ check simulate-unknown-app 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map
 expect_err simulate-unknown-app "did you mean 'circuit'?"
 check simulate-unknown-machine 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine p100
 printf 'name = "broken"\nnodes = 1\n[runtime]\n[[processor]]\nkind = "GPU"\nper_node = 1\ngflop = 1\n' >"$TMP/broken.toml"
-check simulate-bad-machine-file 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/broken.toml"
+# One rule for exit codes: a file's content is input (1), an option that names nothing is usage (2).
+check simulate-bad-machine-file 1 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/broken.toml"
 expect_err simulate-bad-machine-file "broken.toml:7:1: processor[0]: unknown key 'gflop'; did you mean 'gflops'?"
+sed 's/latency_us = 0.1 /latency_us = nan /' "$SRC/models/machines/p100x4.toml" >"$TMP/nan.toml"
+check simulate-nan-machine-file 1 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/nan.toml"
+expect_err simulate-nan-machine-file "nan.toml:34:"
+expect_err simulate-nan-machine-file "expected a finite number"
+check space-nan-machine-file 1 "$HONE" space --app circuit --machine "$TMP/nan.toml"
+check describe-nan-machine-file 1 "$HONE" describe --app circuit --machine "$TMP/nan.toml"
+check tune-nan-machine-file 1 "$HONE" tune --app circuit --machine "$TMP/nan.toml" --iterations 1 --db "$TMP/nan.db"
+expect_err tune-nan-machine-file "nan.toml:34:"
+check tune-unknown-machine 2 "$HONE" tune --app circuit --machine p100 --iterations 1 --db "$TMP/nan.db"
 printf 'Task calculate_new_curents GPU;\n' >"$TMP/typo.map"
 check check-app-typo 1 "$HONE" check "$TMP/typo.map" --app circuit
 expect_err check-app-typo "did you mean 'calculate_new_currents'?"
