@@ -80,16 +80,21 @@ std::string nodeText(const TableReader &r, const toml::node &n) {
   r.failNode(n, "value", "expected a number or a string");
 }
 
-/// Splits "lhs OP rhs" at its comparison operator.
+/// Splits "lhs OP rhs" at its first comparison operator (a two-character one where one starts there);
+/// no operator, or a line break anywhere: none. A hand scan, linear and without recursion: std::regex
+/// overflowed the stack on a 100,000-character constraint.
 struct Comparison {
   std::string lhs, op, rhs;
 };
 std::optional<Comparison> splitComparison(const std::string &text) {
-  static const std::regex re(R"(^(.*?)(<=|>=|==|!=|<|>)(.*)$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re))
+  if (text.find_first_of("\r\n") != std::string::npos)
     return std::nullopt;
-  return Comparison{m[1].str(), m[2].str(), m[3].str()};
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"})
+      if (text.compare(i, op.size(), op) == 0)
+        return Comparison{text.substr(0, i), std::string(op), text.substr(i + op.size())};
+  }
+  return std::nullopt;
 }
 
 } // namespace

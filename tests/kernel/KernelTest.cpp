@@ -228,6 +228,21 @@ TEST(Variant, RoundTripAndRefusals) {
   EXPECT_EQ(broken.error().line, 1);
 }
 
+TEST(Manifest, AHugeConstraintIsReadWithoutRecursion) {
+  // std::regex split a constraint recursively and overflowed the stack at 100,000 characters.
+  std::string base = kManifest;
+  std::string longSide = "TILE" + std::string(100000, ' ');
+  std::string t = base;
+  t.replace(t.find("TILE * 2 <= 32"), 14, longSide + "<= 32");
+  EXPECT_EQ(errorOf(t), "(accepted)");
+  t = base;
+  t.replace(t.find("TILE * 2 <= 32"), 14, std::string(100000, 'x'));
+  EXPECT_NE(errorOf(t).find("not a comparison"), std::string::npos);
+  Manifest m = manifest();
+  ASSERT_EQ(m.constraints.size(), 1u);
+  EXPECT_TRUE(checkValues(m, defaultValues(m))) << "16 * 2 <= 32";
+}
+
 TEST(Variant, ExpansionAndTheBuildCommand) {
   Manifest m = manifest();
   Variant v = referenceVariant(m);
