@@ -68,13 +68,27 @@ bool isNumber(const std::string &s) {
   return end == s.c_str() + s.size();
 }
 
+/// The largest magnitude of a knob value that reads as a number: constraints compute with them, and
+/// nan, inf or 1e308 (whose double overflows there) would only poison that arithmetic.
+constexpr double kMaxKnobNumber = 1e15;
+
 std::string nodeText(const TableReader &r, const toml::node &n) {
+  auto refuseHuge = [&](double v) {
+    if (!std::isfinite(v) || std::fabs(v) > kMaxKnobNumber)
+      r.failNode(n, "value", fmt::format("a number must be finite and at most {:g} in magnitude", kMaxKnobNumber));
+  };
   if (auto i = n.as_integer())
     return std::to_string(i->get());
-  if (auto f = n.as_floating_point())
+  if (auto f = n.as_floating_point()) {
+    refuseHuge(f->get());
     return fmt::format("{}", f->get());
-  if (auto s = n.as_string())
-    return std::string(s->get());
+  }
+  if (auto s = n.as_string()) {
+    std::string text(s->get());
+    if (isNumber(text))
+      refuseHuge(std::strtod(text.c_str(), nullptr));
+    return text;
+  }
   if (auto b = n.as_boolean())
     return b->get() ? "1" : "0";
   r.failNode(n, "value", "expected a number or a string");

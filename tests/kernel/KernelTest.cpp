@@ -228,6 +228,22 @@ TEST(Variant, RoundTripAndRefusals) {
   EXPECT_EQ(broken.error().line, 1);
 }
 
+TEST(Manifest, KnobNumbersMustBeFiniteAndBounded) {
+  // nan, inf and 1e308 as a knob's value (TOML numbers or strings that read as numbers) are refused,
+  // located; text that is no number stays a value.
+  std::string base = kManifest;
+  for (const char *bad : {"nan", "inf", "-inf", "1e308", "\"nan\"", "\"inf\"", "\"1e308\"", "2e15"}) {
+    std::string t = base;
+    t.replace(t.find("values = [8, 16, 32]"), 20, fmt::format("values = [8, 16, {}]", bad));
+    std::string e = errorOf(t);
+    EXPECT_NE(e.find("hone.toml:15:"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("must be finite and at most 1e+15 in magnitude"), std::string::npos) << bad << ": " << e;
+  }
+  std::string t = base;
+  t.replace(t.find("values = [8, 16, 32]"), 20, "values = [8, 16, 1e15, \"float\"]");
+  EXPECT_EQ(errorOf(t), "(accepted)");
+}
+
 TEST(Manifest, AHugeConstraintIsReadWithoutRecursion) {
   // std::regex split a constraint recursively and overflowed the stack at 100,000 characters.
   std::string base = kManifest;
