@@ -10,6 +10,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
 #include <filesystem>
 #include <regex>
 #include <thread>
@@ -217,6 +224,46 @@ TEST(Dashboard, AnswersFromWhatIsCommittedWhileARunWrites) {
   EXPECT_EQ(script->body.find("innerHTML"), std::string::npos); // text from the store goes in as text
   d.stop();
   server.join();
+}
+
+TEST(Dashboard, AnswersOnlyRequestsForTheLoopbackUnlessAHostWasChosen) {
+  // DNS rebinding: a page of evil.example whose name resolves to 127.0.0.1 sends Host: evil.example.
+  EXPECT_TRUE(loopbackHost("127.0.0.1:8080"));
+  EXPECT_TRUE(loopbackHost("localhost"));
+  EXPECT_TRUE(loopbackHost("LOCALHOST:1"));
+  EXPECT_TRUE(loopbackHost("[::1]:8080"));
+  EXPECT_TRUE(loopbackHost("[::1]"));
+  EXPECT_FALSE(loopbackHost("evil.example"));
+  EXPECT_FALSE(loopbackHost("127.0.0.1.evil.example:80"));
+  EXPECT_FALSE(loopbackHost("localhost.evil.example"));
+  EXPECT_FALSE(loopbackHost("[::1]x"));
+  EXPECT_FALSE(loopbackHost(""));
+  TempStore t;
+  t.run("guided");
+  for (bool anyHost : {false, true}) {
+    DashboardOptions o;
+    o.db = t.path;
+    o.port = 0;
+    o.anyHost = anyHost;
+    Dashboard d(o);
+    auto port = d.bind();
+    ASSERT_TRUE(port.ok()) << port.error().message;
+    std::thread server([&] { d.serve(); });
+    httplib::Client client("127.0.0.1", *port);
+    for (int i = 0; i < 50 && !client.Get("/api/runs"); ++i) // the server may still be starting
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto fine = client.Get("/api/runs");
+    auto evil = client.Get("/api/runs", {{"Host", "evil.example"}});
+    ASSERT_TRUE(fine);
+    ASSERT_TRUE(evil);
+    EXPECT_EQ(fine->status, 200);
+    EXPECT_EQ(evil->status, anyHost ? 200 : 421) << evil->body;
+    if (!anyHost) {
+      EXPECT_NE(evil->body.find("not 'evil.example'"), std::string::npos) << evil->body;
+    }
+    d.stop();
+    server.join();
+  }
 }
 
 } // namespace
