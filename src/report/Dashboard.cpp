@@ -90,6 +90,13 @@ struct Dashboard::Impl {
     server.set_default_headers({{"Content-Security-Policy", kSecurityPolicy},
                                 {"X-Content-Type-Options", "nosniff"},
                                 {"Cache-Control", "no-store"}});
+    // cpp-httplib 0.11 bounds each read of a request (not the whole of its headers) and serves with a
+    // fixed pool of workers (8 here): 8 clients sending their headers a byte at a time held them all,
+    // and normal requests waited 20-45 s. Many more workers than a browser opens connections, a short
+    // read timeout, and one request per connection keep the page answered.
+    server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+    server.set_read_timeout(kReadTimeoutS, 0);
+    server.set_keep_alive_max_count(1);
     server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
       if (options.anyHost || loopbackHost(req.get_header_value("Host")))
         return httplib::Server::HandlerResponse::Unhandled;

@@ -266,5 +266,53 @@ TEST(Dashboard, AnswersOnlyRequestsForTheLoopbackUnlessAHostWasChosen) {
   }
 }
 
+TEST(Dashboard, ClientsSendingTheirHeadersAByteAtATimeDoNotHoldIt) {
+  TempStore t;
+  t.run("guided");
+  DashboardOptions o;
+  o.db = t.path;
+  o.port = 0;
+  Dashboard d(o);
+  auto port = d.bind();
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  std::thread server([&] { d.serve(); });
+  httplib::Client client("127.0.0.1", *port);
+  for (int i = 0; i < 50 && !client.Get("/api/runs"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // 16 connections that send a header byte every half second (each read well inside any timeout).
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(*port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> done{false};
+  std::thread dribble([&] {
+    const char *header = "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for (size_t k = 0; !done && header[k]; ++k) {
+      for (int fd : slow)
+        (void)!::send(fd, header + k, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = client.Get("/api/runs");
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  done = true;
+  dribble.join();
+  for (int fd : slow)
+    ::close(fd);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(waited, 1.5) << "a normal request waited behind the slow clients";
+  d.stop();
+  server.join();
+}
+
 } // namespace
 } // namespace hone::report
