@@ -6,6 +6,7 @@
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/JsonText.h"
+#include "support/StringUtil.h"
 #include "tune/Domain.h"
 
 #include <fmt/format.h>
@@ -453,12 +454,14 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
 
 void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &config, const std::string &db) {
   const auto &o = report.outcome;
-  out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n", report.subject,
-                     report.machine, config.agent, config.seed, config.baselineLabel);
+  // The subject, the labels and the rationales come from files, agents and models: escaped.
+  out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n",
+                     support::printable(report.subject), report.machine, config.agent, config.seed,
+                     support::printable(config.baselineLabel));
   out << fmt::format("{:>4}  {:<12}  {:>9}  {}\n", "step", "status", "score", "rationale");
   auto row = [&](size_t i) {
     const auto &s = o.steps[i];
-    std::string rationale = s.candidate.rationale.substr(0, 100);
+    std::string rationale = support::printable(s.candidate.rationale.substr(0, 100));
     if (s.candidate.rationale.size() > 100)
       rationale += "...";
     std::string status(engine::toString(s.result.status));

@@ -229,6 +229,29 @@ check show-json 0 "$HONE" show 1 --db "$DB" --json
 expect_out show-json '"best_so_far"'
 check show-missing 2 "$HONE" show 99 --db "$DB"
 expect_err show-missing "no run 99"
+# Text hone did not write (a model's rationale, a log's first line) reaches the terminal escaped:
+# no ESC ]0; (window title) or ESC [2J (clear screen) gets through.
+python3 - "$DB" "$TMP/esc.db" <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("UPDATE candidates SET rationale = 'evil' || char(27) || ']0;title' || char(7) || char(27) || '[2J'")
+dst.commit()
+PY
+no_escape() { # name, file: the file holds no ESC byte
+  if grep -q $'\x1b' "$2"; then fail=$((fail + 1)); echo "FAIL $1: an escape sequence reached the terminal"; else pass=$((pass + 1)); fi
+}
+check show-escapes 0 "$HONE" show 1 --db "$TMP/esc.db" --trajectory
+expect_out show-escapes 'evil\e]0;title\x07\e[2J'
+no_escape show-escapes "$TMP/out"
+check show-step-escapes 0 "$HONE" show 1 --db "$TMP/esc.db" --step 1
+expect_out show-step-escapes 'rationale: evil\e]0;title'
+no_escape show-step-escapes "$TMP/out"
+check show-summary-escapes 0 "$HONE" show 1 --db "$TMP/esc.db"
+no_escape show-summary-escapes "$TMP/out"
+printf '\033]0;pwned\007\033[2J not a log\n' >"$TMP/esc.log"
+check legion-prof-escapes 1 "$HONE" legion-prof "$TMP/esc.log"
+no_escape legion-prof-escapes "$TMP/err"
 check export 0 "$HONE" export 1 --db "$DB" --jsonl
 [ "$(wc -l <"$TMP/out")" -eq 10 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL export: not 10 lines"; }
 expect_out export '"change":"--- '

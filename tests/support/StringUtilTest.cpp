@@ -49,5 +49,5 @@ TEST(Printable, EscapesEveryControlCharacterAndKeepsTheRest) {
   EXPECT_EQ(printable("\x1b]0;title\x07\x1b[2J"), "\\e]0;title\\x07\\e[2J");
   EXPECT_EQ(printable(std::string("nul\0del\x7f", 8)), "nul\\x00del\\x7f");
   EXPECT_EQ(printable("csi \xc2\x9b" "2J"), "csi \\u009b2J"); // U+009B, the one-character CSI
-  EXPECT_EQ(printable("line 1\nline 2\x1b[2J", true), "line 1\nline 2\\e[2J");
+  EXPECT_EQ(printable("line 1\n\tline 2\x1b[2J\r", true), "line 1\n\tline 2\\e[2J\\r");
 }

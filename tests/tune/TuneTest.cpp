@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -364,4 +365,22 @@ TEST(Session, AnOutputFolderHoldingALinkIsRefusedBeforeTheRun) {
   fs::remove(root / "out" / "sub" / "best.json");
   EXPECT_TRUE(runTune(c, so)) << "the same folder without the link is fine";
   fs::remove_all(root);
+}
+
+TEST(Session, TheReportEscapesWhatAnAgentWrote) {
+  // A model's rationale holding a window title and a screen clear reaches the terminal as text.
+  TuneReport report;
+  report.subject = "k\x1b[2J";
+  report.machine = "toy";
+  hone::engine::Step step;
+  step.candidate = hone::engine::Candidate::make("1", {}, "faster\x1b]0;title\x07\x1b[2J");
+  step.result.score = 1;
+  report.outcome.steps.push_back(step);
+  TuneConfig c;
+  c.agent = "llm";
+  std::ostringstream out;
+  printReport(out, report, c, "hone.db");
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("faster\\e]0;title\\x07\\e[2J"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("hone tune: k\\e[2J on toy"), std::string::npos) << out.str();
 }
