@@ -173,7 +173,7 @@ public:
       return options.error();
     auto m = loadManifest(options->project);
     if (!m)
-      return support::Error{m.error().message};
+      return m.error(); // with its location: a manifest is input (exit 1)
     m->executor = config.commandExecutor; // builds and runs, the reference's too, run where the user said
     auto catalogue = loadCatalogue();
     if (!catalogue)
