@@ -4,13 +4,16 @@
 // LLM's reply text (JSON objects and fenced blocks pulled out of prose), and
 // the JSON rows a store holds (a run's configuration and its domains'
 // options), what Slurm's commands print and a run's Slurm settings, and the TOML performance models (an app instantiated on a shipped
-// machine, a machine running a shipped app, each simulated under a policy). Each must return a value or an error on any input -- never
+// machine, a machine running a shipped app, each simulated under a policy), and the template filler
+// every command, job header and prompt goes through (support::fillTemplate: values inserted once,
+// never filled again). Each must return a value or an error on any input -- never
 // crash, hang, leak or trip a sanitizer.
 #include "autoguide/AutoGuide.h"
 #include "cluster/Slurm.h"
 #include "kernel/KernelDomain.h"
 #include "llm/Client.h"
 #include "llm/Prompt.h"
+#include "support/Template.h"
 #include "dsl/Frontend.h"
 #include "mapping/MappingDomain.h"
 #include "model/App.h"
@@ -21,9 +24,70 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <string>
+#include <vector>
 
 using nlohmann::json;
+
+namespace {
+
+/// The template filler's contract on any template and values (`text` = template NUL value NUL value
+/// ...): each value is inserted verbatim, never filled again. The values are marked with bytes the
+/// template and the values do not hold; what lies between marks must be a whole value, and the rest
+/// must be the template filled with empty values.
+[[maybe_unused]] void fuzzTemplate(const std::string &text) {
+  static const char *const kKeys[] = {"policy", "cpp",     "dir",      "hash", "prof", "sources", "out",
+                                      "cflags", "defines", "includes", "exe",  "seed", "rundir",  "name",
+                                      "time",   "mapper",  ""};
+  std::vector<std::string> parts(1);
+  for (char c : text) {
+    if (c == '\0')
+      parts.emplace_back();
+    else if (c != '\x01' && c != '\x02')
+      parts.back() += c;
+  }
+  for (const hone::support::TemplateSyntax &syntax :
+       {hone::support::TemplateSyntax{}, hone::support::TemplateSyntax{"{{", "}}", true}}) {
+    std::map<std::string, std::string> marked, empty;
+    for (size_t i = 0; i < std::size(kKeys); ++i) {
+      std::string value = i + 1 < parts.size() ? parts[i + 1] : std::string(kKeys[i]) + "{" + kKeys[i] + "}";
+      marked[kKeys[i]] = "\x01" + value + "\x02";
+      empty[kKeys[i]] = "";
+    }
+    std::string out = hone::support::fillTemplate(parts[0], marked, syntax);
+    std::string rest;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] != '\x01') {
+        rest += out[i];
+        continue;
+      }
+      size_t end = out.find('\x02', i);
+      if (end == std::string::npos)
+        __builtin_trap();
+      std::string inserted = out.substr(i, end - i + 1);
+      bool isValue = false;
+      for (const auto &[k, v] : marked)
+        isValue = isValue || v == inserted;
+      if (!isValue)
+        __builtin_trap(); // a value was changed after it was inserted
+      i = end;
+    }
+    if (rest != hone::support::fillTemplate(parts[0], empty, syntax))
+      __builtin_trap();
+  }
+  // The job header fills the same way.
+  hone::cluster::SlurmSettings settings;
+  settings.header = parts[0];
+  hone::cluster::JobSpec job;
+  job.name = parts.size() > 1 ? parts[1] : "{dir}";
+  job.folder = parts.size() > 2 ? parts[2] : "{name}";
+  job.process.argv = {"true"};
+  (void)hone::cluster::renderJobScript(settings, job);
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > 256 * 1024)
@@ -85,6 +149,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!j.is_discarded())
     if (auto s = hone::cluster::SlurmSettings::fromJson(j))
       (void)hone::cluster::SlurmSettings::fromJson(s->toJson()); // what it writes, it reads
+#elif HONE_FUZZ_PARSER == 6
+  fuzzTemplate(text);
 #endif
   return 0;
 }

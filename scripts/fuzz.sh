@@ -4,7 +4,9 @@
 # manifest, variant, cachegrind, remarks, perf, mca, ptxas, ncu, and the code
 # agent's diff and reply; rules (AutoGuide), prompt (templates), llmtext (an
 # LLM's reply text), config (store rows), model (the TOML performance
-# models, simulated) and slurm (squeue/scontrol/sacct output, Slurm settings); default: all.
+# models, simulated), slurm (squeue/scontrol/sacct output, Slurm settings) and template (the filler
+# of every command, job header and prompt, with fuzz/template.dict's placeholders and shell
+# metacharacters); default: all. A target with a dictionary fuzz/TARGET.dict gets it.
 # The targets are built in build-fuzz/ optimized (RelWithDebInfo) with ASan+UBSan
 # and every library instrumented for coverage (HONE_FUZZ_COVERAGE), apart from
 # the test build (-O0), which replays the corpora.
@@ -20,7 +22,7 @@ jobs=${2:-1}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply omp rules prompt llmtext config model slurm)
+  targets=(dsl manifest variant cachegrind remarks perf mca ptxas ncu diff reply omp rules prompt llmtext config model slurm template)
 fi
 ./scripts/install-deps.sh
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -28,7 +30,7 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYP
 corpusOf() {
   case "$1" in
     dsl) echo fuzz/corpus ;;
-    rules | prompt | llmtext | config | model | slurm) echo "fuzz/corpus-tools/$1" ;;
+    rules | prompt | llmtext | config | model | slurm | template) echo "fuzz/corpus-tools/$1" ;;
     *) echo "fuzz/corpus-kernel/$1" ;;
   esac
 }
@@ -43,6 +45,7 @@ for t in "${targets[@]}"; do
   echo "== fuzz $t for $minutes min ($jobs job(s)); log: $log"
   parallel=()
   if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi
+  if [ -f "fuzz/$t.dict" ]; then parallel+=(-dict="fuzz/$t.dict"); fi
   rc=0
   ./build-fuzz/fuzz/"hone_fuzz_$t" -max_total_time=$((minutes * 60)) "${parallel[@]}" \
     -max_len=8192 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="fuzz/$t-" \

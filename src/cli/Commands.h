@@ -90,9 +90,15 @@ bool applyExecutorOptions(const ExecutorFlags &flags, tune::TuneConfig &config);
 
 using mapping::LoadedModels;
 
-/// Finds and loads the models named by --app and --machine; prints the error
-/// and returns nullopt on failure.
-std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size);
+/// The exit code of an error, by one rule for every command: an error located in a file's content
+/// (a model, a manifest, a policy: it has a line) is rejected input, 1; anything else (an option's
+/// value that names nothing, a file that cannot be read) is a usage error, 2.
+int exitCodeOf(const support::Error &error);
+
+/// Finds and loads the models named by --app and --machine; prints the error and returns nullopt on
+/// failure, with the exit code (exitCodeOf) in `*failure`.
+std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size,
+                                       int *failure);
 
 /// An existing experiment store (never creates one); prints why not and returns null.
 std::unique_ptr<store::Store> openStore(const std::string &db);

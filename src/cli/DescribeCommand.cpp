@@ -37,9 +37,10 @@ void addDescribeCommand(CLI::App &app, Action &action) {
   cmd->add_option("--size", opts->size, "Problem size (default: the app's)");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto models = loadModels(opts->app, opts->machine, opts->size);
+      int failure = kUsage;
+      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
       if (!models)
-        return kUsage;
+        return failure;
       const model::AppModel &a = *models->app;
       const model::MachineModel &m = *models->machine;
       const model::Program &p = *models->program;

@@ -29,10 +29,13 @@ using nlohmann::json;
 
 namespace {
 
-std::optional<kernel::Manifest> manifestOrPrint(const std::string &dir) {
+/// The manifest of `dir`, or the printed reason and its exit code in `*failure` (exitCodeOf: a
+/// located error in hone.toml is rejected input).
+std::optional<kernel::Manifest> manifestOrPrint(const std::string &dir, int *failure) {
   auto m = kernel::loadManifest(dir);
   if (!m) {
     std::cerr << "hone: " << m.error().message << "\n";
+    *failure = exitCodeOf(m.error());
     return std::nullopt;
   }
   return std::move(*m);
@@ -57,14 +60,16 @@ std::optional<kernel::Variant> variantOf(const kernel::Manifest &m, const std::v
 }
 
 /// The manifest of `dir` and the variant of --knob options, or the printed reason.
-std::optional<std::pair<kernel::Manifest, kernel::Variant>> projectAndVariant(const std::string &dir,
-                                                                             const std::vector<std::string> &knobs) {
-  auto m = manifestOrPrint(dir);
+std::optional<std::pair<kernel::Manifest, kernel::Variant>>
+projectAndVariant(const std::string &dir, const std::vector<std::string> &knobs, int *failure) {
+  auto m = manifestOrPrint(dir, failure);
   if (!m)
     return std::nullopt;
   auto v = variantOf(*m, knobs);
-  if (!v)
+  if (!v) {
+    *failure = kUsage;
     return std::nullopt;
+  }
   return std::make_pair(std::move(*m), std::move(*v));
 }
 
@@ -148,9 +153,10 @@ void addCheck(CLI::App &parent, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto m = manifestOrPrint(opts->dir);
+      int failure = kUsage;
+      auto m = manifestOrPrint(opts->dir, &failure);
       if (!m)
-        return kUsage;
+        return failure;
       kernel::Variant ref = kernel::referenceVariant(*m);
       json out{{"project", m->name}, {"manifest", m->path}, {"knobs", m->knobNames()}};
       std::vector<std::string> problems;
@@ -269,9 +275,10 @@ void addMeasure(CLI::App &parent, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto loaded = projectAndVariant(opts->dir, opts->knobs);
+      int failure = kUsage;
+      auto loaded = projectAndVariant(opts->dir, opts->knobs, &failure);
       if (!loaded)
-        return kUsage;
+        return failure;
       kernel::Manifest *m = &loaded->first;
       // The variants, in the order given: --knob's first (when given, or when nothing else is).
       struct Entry {
@@ -292,7 +299,7 @@ void addMeasure(CLI::App &parent, Action &action) {
         auto v = kernel::parseVariant(*m, *text);
         if (!v) {
           std::cerr << "hone: --variant " << file << ": " << v.error().message << "\n";
-          return kUsage;
+          return exitCodeOf(v.error());
         }
         entries.push_back({file, std::move(*v), 0, ""});
       }
@@ -432,9 +439,10 @@ void addProfile(CLI::App &parent, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto loaded = projectAndVariant(opts->dir, opts->knobs);
+      int failure = kUsage;
+      auto loaded = projectAndVariant(opts->dir, opts->knobs, &failure);
       if (!loaded)
-        return kUsage;
+        return failure;
       kernel::Manifest *m = &loaded->first;
       kernel::Variant *v = &loaded->second;
       auto guide = autoguide::AutoGuide::withDefaults(opts->rules);

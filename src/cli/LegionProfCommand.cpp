@@ -2,6 +2,7 @@
 #include "cli/Commands.h"
 
 #include "legion/ProfLog.h"
+#include "support/StringUtil.h"
 
 #include <iostream>
 
@@ -22,18 +23,18 @@ void addLegionProfCommand(CLI::App &app, Action &action) {
       std::vector<std::string> warnings;
       auto prof = legion::readLegionProfile(opts->logs, &warnings);
       if (!prof) {
-        std::cerr << "hone: " << prof.error().message << "\n";
+        std::cerr << "hone: " << support::printable(prof.error().message) << "\n"; // it may quote the log
         return int(kRejected);
       }
       for (const auto &w : warnings)
-        std::cerr << "hone: warning: " << w << "\n";
+        std::cerr << "hone: warning: " << support::printable(w) << "\n";
       if (opts->json)
         std::cout << legion::toProfileJson(*prof).dump(2) << "\n";
       else {
-        std::cout << legion::summarize(*prof);
+        std::cout << support::printable(legion::summarize(*prof), true); // task and processor names from the log
         for (const auto &b : legion::toProfileJson(*prof)["bottlenecks"])
-          std::cout << "bottleneck (" << b["kind"].get<std::string>() << "): " << b["detail"].get<std::string>()
-                    << "\n";
+          std::cout << "bottleneck (" << b["kind"].get<std::string>() << "): "
+                    << support::printable(b["detail"].get<std::string>()) << "\n";
       }
       return int(kOk);
     };

@@ -37,11 +37,10 @@ void addModelCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto models = mapping::loadModels(opts->app, opts->machine, opts->size);
-      if (!models) {
-        std::cerr << "hone: " << models.error().message << "\n";
-        return kRejected;
-      }
+      int failure = kUsage;
+      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
+      if (!models)
+        return failure;
       auto machinePath = model::findModel("machines", opts->machine);
       if (!machinePath) {
         std::cerr << "hone: --machine: " << machinePath.error().message << "\n";

@@ -185,13 +185,16 @@ void addServeCommand(CLI::App &app, Action &action) {
   opts->db = "hone.db";
   auto *cmd = app.add_subcommand("serve", "Serve a live, read-only dashboard of a store's runs over HTTP");
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
-  cmd->add_option("--host", opts->host, "Address to listen on (the dashboard has no authentication)")
-      ->capture_default_str();
+  auto *host = cmd->add_option("--host", opts->host,
+                               "Address to listen on (the dashboard has no authentication; without --host it "
+                               "answers only requests for 127.0.0.1, localhost or [::1])")
+                   ->capture_default_str();
   cmd->add_option("--port", opts->port, "Port (0: any free port, printed)")->capture_default_str()->check(
       CLI::Range(0, 65535));
   cmd->add_option("--poll-ms", opts->pollMs, "How often the page refreshes")->capture_default_str()->check(
       CLI::Range(100, 600000));
-  cmd->callback([opts, &action] {
+  cmd->callback([opts, host, &action] {
+    opts->anyHost = host->count() > 0;
     action = [opts]() -> int {
       if (!std::filesystem::exists(opts->db)) {
         std::cerr << fmt::format("hone: --db {}: no such store (hone tune creates it)\n", opts->db);

@@ -10,6 +10,7 @@
 #include "support/Diff.h"
 #include "support/FileUtil.h"
 #include "support/JsonText.h"
+#include "support/StringUtil.h"
 #include "tune/LlmOptimizer.h"
 #include "tune/Session.h"
 
@@ -181,17 +182,18 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
 void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, const store::StepRecord &s) {
   double baseline = support::numberOf(run.config, "baseline");
   std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
-                           s.status == "ok" ? ", score " + tune::scoreText(s.score, baseline) : ": " + s.error);
-  std::cout << fmt::format("rationale: {}\n", s.rationale);
+                           s.status == "ok" ? ", score " + tune::scoreText(s.score, baseline)
+                                            : ": " + support::printable(s.error));
+  std::cout << fmt::format("rationale: {}\n", support::printable(s.rationale));
   if (!s.parent.empty()) {
     auto parent = std::find_if(steps.begin(), steps.end(), [&](const store::StepRecord &p) { return p.hash == s.parent; });
     std::cout << (parent != steps.end() ? fmt::format("derived from: step {} ({})\n", parent->sequence, s.parent)
                                         : fmt::format("derived from: {}\n", s.parent));
   }
-  std::cout << "\n--- " << artifactName(run) << " " << s.hash << " ---\n" << s.artifact;
+  std::cout << "\n--- " << artifactName(run) << " " << s.hash << " ---\n" << support::printable(s.artifact, true);
   if (!s.artifact.empty() && s.artifact.back() != '\n')
     std::cout << "\n";
-  std::cout << "\n--- feedback ---\n" << tune::feedbackText(s.feedback);
+  std::cout << "\n--- feedback ---\n" << support::printable(tune::feedbackText(s.feedback), true);
   if (s.notes.is_object() && s.notes.contains("messages")) {
     const json &n = s.notes;
     std::cout << fmt::format("\n--- conversation ({}, seed {}, {} call{}, {} repair{}, {} prompt + {} completion "
@@ -201,7 +203,8 @@ void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &
                              static_cast<int64_t>(support::numberOf(n, "repairs")) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
                              n.value("cached", false) ? ", from the cache" : "");
     for (const auto &m : n["messages"])
-      std::cout << "[" << support::textOf(m, "role", "?") << "]\n" << support::textOf(m, "content") << "\n\n";
+      std::cout << "[" << support::printable(support::textOf(m, "role", "?")) << "]\n"
+                << support::printable(support::textOf(m, "content"), true) << "\n\n";
   }
 }
 
@@ -285,7 +288,7 @@ void addShowCommand(CLI::App &app, Action &action) {
       double baseline = support::numberOf(run->config, "baseline");
       if (s.best)
         std::cout << fmt::format("best: {} at step {}: {}\n", tune::scoreText(s.bestScore, baseline), *s.best,
-                                 steps[*s.best].rationale);
+                                 support::printable(steps[*s.best].rationale));
       if (auto u = opened->store->runUsage(run->id); u.calls > 0)
         std::cout << fmt::format("llm: {} calls, {} prompt + {} completion tokens, cost {:.4f} "
                                  "(hone export {} --jsonl has every prompt and reply)\n",
@@ -294,7 +297,8 @@ void addShowCommand(CLI::App &app, Action &action) {
         std::cout << fmt::format("\n{:>4}  {:<12}  {:>8}  {:>8}  {}\n", "step", "status", "score", "best", "rationale");
         for (size_t i = 0; i < steps.size(); ++i) {
           const store::StepRecord &step = steps[i];
-          std::string what = step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error;
+          // The rationale and the error come from an agent, a model or a program: escaped.
+          std::string what = support::printable(step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error);
           std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8}  {}\n", step.sequence, step.status,
                                    step.status == "ok" ? tune::scoreText(step.score, baseline) : "-",
                                    tune::scoreText(s.bestSoFar[i], baseline), what);

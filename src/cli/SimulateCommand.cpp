@@ -19,11 +19,14 @@
 
 namespace hone::cli {
 
+int exitCodeOf(const support::Error &error) { return error.line > 0 ? kRejected : kUsage; }
+
 std::optional<LoadedModels> loadModels(const std::string &appName, const std::string &machineName,
-                                       std::optional<double> size) {
+                                       std::optional<double> size, int *failure) {
   auto models = mapping::loadModels(appName, machineName, size);
   if (!models) {
     std::cerr << "hone: " << models.error().message << "\n";
+    *failure = exitCodeOf(models.error());
     return std::nullopt;
   }
   return std::move(*models);
@@ -57,9 +60,10 @@ void addSimulateCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print one JSON object");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto models = loadModels(opts->app, opts->machine, opts->size);
+      int failure = kUsage;
+      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
       if (!models)
-        return kUsage;
+        return failure;
       if (opts->file.empty() && opts->assign.empty()) {
         std::cerr << "hone: simulate needs a policy file or --assign ASSIGNMENT.json\n";
         return kUsage;

@@ -50,9 +50,10 @@ void addSpaceCommand(CLI::App &app, Action &action) {
   cmd->add_flag("--json", opts->json, "Print the space as JSON: typed parameters and constraints");
   cmd->callback([opts, &action] {
     action = [opts]() -> int {
-      auto models = loadModels(opts->app, opts->machine, opts->size);
+      int failure = kUsage;
+      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
       if (!models)
-        return kUsage;
+        return failure;
       mapping::Space space = mapping::Space::build(*models->app, *models->machine);
       if (!opts->render.empty()) {
         auto text = renderAssignment(space, opts->render);

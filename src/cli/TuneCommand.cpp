@@ -63,7 +63,7 @@ int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t
   int interruptedBy = support::interruptSignal();
   if (!report) {
     std::cerr << "hone: " << report.error().message << "\n";
-    return interruptedBy ? 128 + interruptedBy : kUsage;
+    return interruptedBy ? 128 + interruptedBy : exitCodeOf(report.error());
   }
   if (json)
     std::cout << tune::reportJson(*report, config).dump(2) << "\n";

@@ -3,6 +3,7 @@
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/StringUtil.h"
+#include "support/Template.h"
 
 #include <fmt/format.h>
 
@@ -214,10 +215,7 @@ std::string jobHeader(const SlurmSettings &settings, const std::string &name, co
                       const std::string &folder) {
   std::string out = "#!/bin/sh\n";
   if (!settings.header.empty()) {
-    std::string h = settings.header;
-    h = support::replaceAll(h, "{name}", name);
-    h = support::replaceAll(h, "{time}", time);
-    h = support::replaceAll(h, "{dir}", folder);
+    std::string h = support::fillTemplate(settings.header, {{"name", name}, {"time", time}, {"dir", folder}});
     if (h.rfind("#!", 0) == 0) // the user's interpreter line replaces hone's
       out.clear();
     out += h;
@@ -245,8 +243,10 @@ std::string jobHeader(const SlurmSettings &settings, const std::string &name, co
 std::string jobBody(const support::SubprocessOptions &p, const std::string &jobFolder, const std::string &indent) {
   std::string out;
   std::string folder = support::shellQuote(jobFolder);
-  out += fmt::format("{}cd {} || {{ echo \"hone job: cannot enter the folder {}\" >&2; exit 97; }}\n", indent,
-                     support::shellQuote(p.workdir.empty() ? "." : p.workdir), p.workdir);
+  // The folder is quoted in the message too: inside double quotes, a `$(...)` in its name would run.
+  std::string workdir = support::shellQuote(p.workdir.empty() ? "." : p.workdir);
+  out += fmt::format("{}cd {} || {{ echo \"hone job: cannot enter the folder \"{} >&2; exit 97; }}\n", indent, workdir,
+                     workdir);
   if (p.memoryLimitBytes > 0)
     out += fmt::format("{}ulimit -v {}\n", indent, p.memoryLimitBytes / 1024);
   for (const auto &path : p.clearFirst) {

@@ -5,6 +5,7 @@
 #include "kernel/Runner.h"
 #include "kernel/SourceKnobs.h"
 #include "support/FileUtil.h"
+#include "support/StringUtil.h"
 
 #include <fmt/format.h>
 
@@ -130,14 +131,9 @@ public:
         return support::Error{why};
     Expansion e = expand(manifest_, *v);
     std::string command = buildCommand(manifest_, *v, dir.string());
-    std::string env;
-    for (const auto &x : e.env)
-      env += x + " ";
-    std::string script = fmt::format(
-        "#!/bin/sh\n# {}\n# Builds the best variant found into {}/prog, from the project at {}.\n"
-        "# Run it with the environment the variant sets: {}{}\nset -e\ncd {}\n{}\n",
-        header, dir.string(), manifest_.dir, env, "./prog ...", manifest_.dir, command);
-    if (!write(dir / "build.sh", script) || !write(dir / "variant.toml", "# " + header + "\n" + best.candidate.artifact))
+    std::string script = buildScript(manifest_, *v, dir.string(), header);
+    if (!write(dir / "build.sh", script) ||
+        !write(dir / "variant.toml", "# " + support::printable(header) + "\n" + best.candidate.artifact))
       return support::Error{why};
     fs::permissions(dir / "build.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                     fs::perm_options::add, ec);
@@ -188,7 +184,7 @@ public:
       return options.error();
     auto m = loadManifest(options->project);
     if (!m)
-      return support::Error{m.error().message};
+      return m.error(); // with its location: a manifest is input (exit 1)
     if (options->sourceTransforms)
       if (auto plan = addSourceKnobs(*m); !plan)
         return plan.error();

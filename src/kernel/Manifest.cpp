@@ -70,28 +70,47 @@ bool isNumber(const std::string &s) {
   return end == s.c_str() + s.size();
 }
 
+/// The largest magnitude of a knob value that reads as a number: constraints compute with them, and
+/// nan, inf or 1e308 (whose double overflows there) would only poison that arithmetic.
+constexpr double kMaxKnobNumber = 1e15;
+
 std::string nodeText(const TableReader &r, const toml::node &n) {
+  auto refuseHuge = [&](double v) {
+    if (!std::isfinite(v) || std::fabs(v) > kMaxKnobNumber)
+      r.failNode(n, "value", fmt::format("a number must be finite and at most {:g} in magnitude", kMaxKnobNumber));
+  };
   if (auto i = n.as_integer())
     return std::to_string(i->get());
-  if (auto f = n.as_floating_point())
+  if (auto f = n.as_floating_point()) {
+    refuseHuge(f->get());
     return fmt::format("{}", f->get());
-  if (auto s = n.as_string())
-    return std::string(s->get());
+  }
+  if (auto s = n.as_string()) {
+    std::string text(s->get());
+    if (isNumber(text))
+      refuseHuge(std::strtod(text.c_str(), nullptr));
+    return text;
+  }
   if (auto b = n.as_boolean())
     return b->get() ? "1" : "0";
   r.failNode(n, "value", "expected a number or a string");
 }
 
-/// Splits "lhs OP rhs" at its comparison operator.
+/// Splits "lhs OP rhs" at its first comparison operator (a two-character one where one starts there);
+/// no operator, or a line break anywhere: none. A hand scan, linear and without recursion: std::regex
+/// overflowed the stack on a 100,000-character constraint.
 struct Comparison {
   std::string lhs, op, rhs;
 };
 std::optional<Comparison> splitComparison(const std::string &text) {
-  static const std::regex re(R"(^(.*?)(<=|>=|==|!=|<|>)(.*)$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re))
+  if (text.find_first_of("\r\n") != std::string::npos)
     return std::nullopt;
-  return Comparison{m[1].str(), m[2].str(), m[3].str()};
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (std::string_view op : {"<=", ">=", "==", "!=", "<", ">"})
+      if (text.compare(i, op.size(), op) == 0)
+        return Comparison{text.substr(0, i), std::string(op), text.substr(i + op.size())};
+  }
+  return std::nullopt;
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include "support/FileUtil.h"
 #include "support/Regex.h"
 #include "support/StringUtil.h"
+#include "support/Template.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -155,26 +156,6 @@ std::string quoteAll(const std::vector<std::string> &items) {
   return out;
 }
 
-/// Replaces {name} in one pass (substituted text is never rescanned).
-std::string substitute(const std::string &tmpl, const std::map<std::string, std::string> &values) {
-  std::string out;
-  for (size_t i = 0; i < tmpl.size();) {
-    if (tmpl[i] == '{') {
-      size_t close = tmpl.find('}', i);
-      if (close != std::string::npos) {
-        auto it = values.find(tmpl.substr(i + 1, close - i - 1));
-        if (it != values.end()) {
-          out += it->second;
-          i = close + 1;
-          continue;
-        }
-      }
-    }
-    out += tmpl[i++];
-  }
-  return out;
-}
-
 support::SubprocessResult shell(const Manifest &m, const std::string &key, const std::string &command,
                                 const std::string &cwd, double timeoutS, size_t memoryMb,
                                 const std::vector<std::string> &env, const std::vector<std::string> &prefix,
@@ -220,12 +201,23 @@ std::string buildCommand(const Manifest &m, const Variant &v, const std::string 
     includes = {"-I", dir, "-iquote", m.dir};
   for (const auto &d : m.includeDirs) // the manifest's, relative to the project folder
     includes.push_back("-I" + (fs::path(m.dir) / d).lexically_normal().string());
-  return substitute(m.buildCommand, {{"sources", quoteAll(sources)},
-                                     {"out", shellQuote((fs::path(dir) / out).string())},
-                                     {"cflags", quoteAll(cflags)},
-                                     {"defines", quoteAll(defines)},
-                                     {"includes", quoteAll(includes)},
-                                     {"dir", shellQuote(m.dir)}});
+  return support::fillTemplate(m.buildCommand, {{"sources", quoteAll(sources)},
+                                                 {"out", shellQuote((fs::path(dir) / out).string())},
+                                                 {"cflags", quoteAll(cflags)},
+                                                 {"defines", quoteAll(defines)},
+                                                 {"includes", quoteAll(includes)},
+                                                 {"dir", shellQuote(m.dir)}});
+}
+
+std::string buildScript(const Manifest &m, const Variant &v, const std::string &dir, const std::string &header) {
+  std::string env;
+  for (const auto &x : expand(m, v).env)
+    env += shellQuote(x) + " ";
+  using support::printable;
+  return fmt::format("#!/bin/sh\n# {}\n# Builds the best variant found into {}/prog, from the project at {}.\n"
+                     "# Run it with the environment the variant sets: {}./prog ...\nset -e\ncd {}\n{}\n",
+                     printable(header), printable(dir), printable(m.dir), printable(env), shellQuote(m.dir),
+                     buildCommand(m, v, dir));
 }
 
 BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, const std::vector<std::string> &extraFlags,
@@ -562,10 +554,10 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
     outFile = fs::path(rundir) / m.output.file;
   else if (m.output.source == "stderr")
     outFile = fs::path(rundir) / kStderrFile;
-  std::string command = substitute(m.runCommand, {{"exe", shellQuote(exe)},
-                                                  {"seed", std::to_string(seed)},
-                                                  {"dir", shellQuote(m.dir)},
-                                                  {"rundir", shellQuote(rundir)}});
+  std::string command = support::fillTemplate(m.runCommand, {{"exe", shellQuote(exe)},
+                                                              {"seed", std::to_string(seed)},
+                                                              {"dir", shellQuote(m.dir)},
+                                                              {"rundir", shellQuote(rundir)}});
   // The shell sends its own stderr, and so every command's, to the file; stdout stays captured.
   if (m.output.source == "stderr")
     command = "exec 2>" + shellQuote(outFile.string()) + "\n" + command;

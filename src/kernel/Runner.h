@@ -55,6 +55,12 @@ struct BuildResult {
 /// The first lines of a compiler log that carry errors (else its first `n` lines).
 std::string firstCompilerErrors(const std::string &log, size_t n = 12);
 
+/// The build.sh written beside a best variant in `dir`: it enters the project and builds `v` into
+/// `dir`/prog. Every value is quoted for the shell, and the comments (`header`, the folders, the
+/// environment) have their control characters escaped, so that no name or knob value can end a
+/// comment line or run a command.
+std::string buildScript(const Manifest &m, const Variant &v, const std::string &dir, const std::string &header);
+
 /// The exact shell command that builds `v` into `dir`/`out` (edited files read from `dir`).
 std::string buildCommand(const Manifest &m, const Variant &v, const std::string &dir,
                          const std::vector<std::string> &extraFlags = {}, const std::vector<std::string> &extraDefines = {},

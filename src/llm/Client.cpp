@@ -176,7 +176,7 @@ std::optional<double> retryAfter(const std::map<std::string, std::string> &heade
 /// The server's error message: {"error": {"message": ...}} or {"error": "..."}, else the body's start.
 /// Whether a 400's body names `param` as the parameter at fault (OpenAI's error.param, or the message).
 bool refusesParameter(const std::string &body, const std::string &param) {
-  auto j = json::parse(body, nullptr, false);
+  auto j = support::parseJsonBounded(body);
   if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json &e = j["error"];
     if (e.value("param", json()).is_string() && e["param"].get<std::string>() == param)
@@ -190,8 +190,8 @@ bool refusesParameter(const std::string &body, const std::string &param) {
 
 std::string serverMessage(const std::string &body) {
   try {
-    json j = json::parse(body);
-    if (j.contains("error")) {
+    json j = support::parseJsonBounded(body);
+    if (j.is_object() && j.contains("error")) {
       const json &e = j["error"];
       if (e.is_string())
         return e.get<std::string>();
@@ -449,6 +449,10 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
       if (!transient(r.status))
         return support::Error{redact(lastError)};
       retry = true;
+    } else if (size_t depth = support::jsonDepth(r.body); depth > support::kMaxJsonDepth) {
+      // Not retried: the same request would most likely bring the same reply back.
+      lastError = fmt::format("{} sent a reply nested {} levels deep; hone reads JSON at most {} deep", url, depth,
+                              support::kMaxJsonDepth);
     } else {
       try {
         json reply = json::parse(r.body);
@@ -543,12 +547,9 @@ std::optional<std::string> extractCodeBlock(const std::string &text, const std::
 
 std::optional<json> extractJson(const std::string &text) {
   auto tryParse = [](const std::string &s) -> std::optional<json> {
-    try {
-      json j = json::parse(s);
-      if (j.is_object())
-        return j;
-    } catch (const json::exception &) {
-    }
+    json j = support::parseJsonBounded(s); // a value nested too deep is no object here
+    if (j.is_object())
+      return j;
     return std::nullopt;
   };
   if (auto j = tryParse(text))

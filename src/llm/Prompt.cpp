@@ -3,6 +3,7 @@
 #include "support/DataPaths.h"
 
 #include "support/FileUtil.h"
+#include "support/Template.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,21 +71,15 @@ support::Expected<Template> parseTemplate(const std::string &path, std::string t
 }
 
 support::Expected<std::string> render(const Template &t, const std::map<std::string, std::string> &values) {
-  std::string out;
-  size_t at = 0;
-  for (size_t open = t.text.find("{{"); open != std::string::npos; open = t.text.find("{{", at)) {
-    size_t close = t.text.find("}}", open + 2);
-    std::string name = t.text.substr(open + 2, close - open - 2);
+  std::optional<size_t> missing;
+  std::string out = support::fillTemplate(t.text, values, {"{{", "}}", true}, &missing);
+  if (missing) {
+    size_t nameAt = *missing + 2, close = t.text.find("}}", nameAt);
+    std::string name = t.text.substr(nameAt, close - nameAt);
     auto b = name.find_first_not_of(' '), e = name.find_last_not_of(' ');
-    name = name.substr(b, e - b + 1);
-    auto v = values.find(name);
-    if (v == values.end())
-      return located(t.path, t.text, open, fmt::format("no value for the placeholder '{}'", name));
-    out += t.text.substr(at, open - at);
-    out += v->second;
-    at = close + 2;
+    name = b == std::string::npos ? "" : name.substr(b, e - b + 1);
+    return located(t.path, t.text, *missing, fmt::format("no value for the placeholder '{}'", name));
   }
-  out += t.text.substr(at);
   return out;
 }
 

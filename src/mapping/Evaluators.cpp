@@ -7,6 +7,7 @@
 #include "support/DataPaths.h"
 #include "support/FileUtil.h"
 #include "support/StringUtil.h"
+#include "support/Template.h"
 #include "support/Executor.h"
 
 #include <fmt/format.h>
@@ -204,15 +205,6 @@ support::Expected<CommandEvaluator> CommandEvaluator::make(CommandOptions option
 
 namespace {
 
-std::string substitute(std::string text, const std::map<std::string, std::string> &vars) {
-  for (const auto &[key, value] : vars) {
-    std::string pattern = "{" + key + "}";
-    for (size_t pos = text.find(pattern); pos != std::string::npos; pos = text.find(pattern, pos + value.size()))
-      text.replace(pos, pattern.size(), value);
-  }
-  return text;
-}
-
 std::string quote(const std::string &s) {
   std::string out = "'";
   for (char c : s)
@@ -269,7 +261,7 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
   auto runOne = [&](const std::string &templ, const std::string &key, std::vector<std::string> clearFirst) {
     support::SubprocessOptions so;
     so.clearFirst = std::move(clearFirst);
-    so.argv = {"/bin/sh", "-c", substitute(templ, vars)};
+    so.argv = {"/bin/sh", "-c", support::fillTemplate(templ, vars)};
     so.workdir = dir.string();
     so.timeoutS = options_.timeoutS;
     so.memoryLimitBytes = options_.memoryLimitBytes;

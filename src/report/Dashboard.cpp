@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cctype>
+
 namespace hone::report {
 
 using nlohmann::json;
@@ -38,6 +40,23 @@ json stepRow(const RunView &r, size_t i) {
 }
 
 } // namespace
+
+bool loopbackHost(const std::string &host) {
+  std::string name = host;
+  if (!name.empty() && name.front() == '[') { // [::1] or [::1]:port
+    size_t close = name.find(']');
+    if (close == std::string::npos || (close + 1 < name.size() && name[close + 1] != ':'))
+      return false;
+    name = name.substr(1, close - 1);
+  } else if (size_t colon = name.find(':'); colon != std::string::npos) {
+    if (name.find(':', colon + 1) != std::string::npos)
+      return false; // an IPv6 address must be in brackets in a Host header
+    name = name.substr(0, colon);
+  }
+  for (char &c : name)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name == "127.0.0.1" || name == "localhost" || name == "::1";
+}
 
 struct Dashboard::Impl {
   DashboardOptions options;
@@ -71,6 +90,22 @@ struct Dashboard::Impl {
     server.set_default_headers({{"Content-Security-Policy", kSecurityPolicy},
                                 {"X-Content-Type-Options", "nosniff"},
                                 {"Cache-Control", "no-store"}});
+    // cpp-httplib 0.11 bounds each read of a request (not the whole of its headers) and serves with a
+    // fixed pool of workers (8 here): 8 clients sending their headers a byte at a time held them all,
+    // and normal requests waited 20-45 s. Many more workers than a browser opens connections, a short
+    // read timeout, and one request per connection keep the page answered.
+    server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+    server.set_read_timeout(kReadTimeoutS, 0);
+    server.set_keep_alive_max_count(1);
+    server.set_pre_routing_handler([this](const httplib::Request &req, httplib::Response &res) {
+      if (options.anyHost || loopbackHost(req.get_header_value("Host")))
+        return httplib::Server::HandlerResponse::Unhandled;
+      sendError(res, 421,
+                fmt::format("this dashboard answers requests for 127.0.0.1, localhost or [::1], not '{}' "
+                            "(hone serve --host ADDRESS answers any)",
+                            req.get_header_value("Host")));
+      return httplib::Server::HandlerResponse::Handled;
+    });
     server.Get("/", [this](const httplib::Request &, httplib::Response &res) {
       res.set_content(dashboardPage(options.pollMs), "text/html; charset=utf-8");
     });

@@ -11,6 +11,7 @@
 
 #include "support/Expected.h"
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,7 +23,21 @@ struct DashboardOptions {
   std::string host = "127.0.0.1";
   int port = 8080; // 0: any free port
   int pollMs = 1000;
+  /// False (the default, 127.0.0.1): only requests whose Host header names 127.0.0.1, localhost or
+  /// [::1] are answered, so that a web page whose name resolves to 127.0.0.1 (DNS rebinding) cannot
+  /// read the store. True when the user chose the address (--host): any Host is answered.
+  bool anyHost = false;
 };
+
+/// Whether a Host header value (with or without a port) names the loopback by 127.0.0.1, localhost
+/// or [::1].
+bool loopbackHost(const std::string &host);
+
+/// The server's workers (connections served at once) and how long one read of a request may wait:
+/// clients that send their headers a byte at a time hold one worker each, so it takes many more of
+/// them than a browser ever opens to hold the dashboard.
+inline constexpr size_t kWorkers = 64;
+inline constexpr int kReadTimeoutS = 2;
 
 class Dashboard {
 public:

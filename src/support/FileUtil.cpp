@@ -132,4 +132,14 @@ bool writeFileAtomically(const std::string &path, std::string_view text, std::st
   return true;
 }
 
+std::string pathComponent(std::string_view name) {
+  std::string out(name);
+  for (char &c : out)
+    if (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '_';
+  if (out.empty() || out == "." || out == "..")
+    out = "_" + out;
+  return out;
+}
+
 } // namespace hone::support

@@ -22,4 +22,10 @@ Expected<std::string> readFileTail(const std::string &path, size_t maxBytes, boo
 /// (the target is untouched).
 bool writeFileAtomically(const std::string &path, std::string_view text, std::string *error);
 
+/// `name` made one path component, for a name hone puts into a path (a project's, an app's): every
+/// '/', '\\' and control character becomes '_'; a name that is empty, "." or ".." gets a '_' in front.
+/// A safe name comes back unchanged (a name too long for the file system stays too long: the write
+/// that uses it says so).
+std::string pathComponent(std::string_view name);
+
 } // namespace hone::support

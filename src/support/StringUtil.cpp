@@ -80,6 +80,28 @@ std::string shellQuote(const std::string &s) {
   return out + "'";
 }
 
+std::string printable(std::string_view text, bool multiLine) {
+  std::string out;
+  out.reserve(text.size());
+  static const char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) <= 0x9f) { // a C1 control (CSI is U+009B)
+      unsigned char n = static_cast<unsigned char>(text[++i]);
+      out += std::string("\\u00") + kHex[n >> 4] + kHex[n & 15];
+    } else if ((c == '\n' || c == '\t') && multiLine) {
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      const char *named = c == '\n' ? "\\n" : c == '\t' ? "\\t" : c == '\r' ? "\\r" : c == 0x1b ? "\\e" : nullptr;
+      out += named ? std::string(named) : std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 uint64_t fnv1a64(std::string_view text, uint64_t basis) {
   uint64_t h = basis;
   for (unsigned char c : text)

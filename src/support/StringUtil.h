@@ -31,6 +31,13 @@ std::string replaceAll(std::string text, std::string_view from, std::string_view
 /// single quotes (a quote inside written '\'').
 std::string shellQuote(const std::string &s);
 
+/// `text` safe to print on a terminal or to put into a one-line comment: every control character
+/// (C0, DEL and the C1 range U+0080..U+009F) is written as an escape (`\n`, `\t`, `\r`, `\e`, `\xHH`,
+/// `\u0085`), so that a value hone did not write can neither move the cursor, retitle the window, clear
+/// the screen nor end a comment line. `multiLine` leaves '\n' and '\t' as they are (a program's
+/// text, a model's reply).
+std::string printable(std::string_view text, bool multiLine = false);
+
 /// The line of a failed command's output that says why: the last line with a message ("error:" or
 /// "fatal:", any case), else the last that reads as an error (error, fatal, abort, assert,
 /// exception, segmentation fault, terminate, killed), else the last non-blank line; trimmed, at

@@ -3,8 +3,10 @@
 #include "autoguide/AutoGuide.h"
 #include "cluster/Slurm.h"
 #include "llm/Client.h"
+#include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/JsonText.h"
+#include "support/StringUtil.h"
 #include "tune/Domain.h"
 
 #include <fmt/format.h>
@@ -76,13 +78,28 @@ std::string scoreText(double score, const TuneConfig &c) { return scoreText(scor
 
 std::string besideStore(const std::string &db, const std::string &name) {
   std::filesystem::path p(db);
-  return (p.parent_path() / (p.stem().string() + "-" + name)).string();
+  // `name` may carry a project's name: one component, so that it cannot leave the store's folder.
+  return (p.parent_path() / support::pathComponent(p.stem().string() + "-" + name)).string();
 }
 
 namespace {
 
+// A link (or a device, a FIFO) anywhere below an existing folder `dir`, which hone never writes: a
+// best written through `best.json -> ../victim` would overwrite a file outside the folder.
+std::optional<std::string> plantedEntry(const std::filesystem::path &dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::file_status st = it->symlink_status(ec);
+    if (!ec && !fs::is_regular_file(st) && !fs::is_directory(st))
+      return fmt::format("{} holds {}, which hone did not write ({}); remove it or choose another folder",
+                         dir.string(), it->path().string(), fs::is_symlink(st) ? "a link" : "not a file");
+  }
+  return std::nullopt;
+}
+
 // Why `path` cannot take the best, or nullopt: its folder must exist (it is created) and be
-// writable, and a file already there must be a regular file or a folder.
+// writable, and a file already there must be a regular file or a folder without links below it.
 std::optional<std::string> checkOutput(const std::string &path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -90,6 +107,9 @@ std::optional<std::string> checkOutput(const std::string &path) {
   fs::file_status st = fs::status(p, ec);
   if (fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st))
     return fmt::format("{} exists and is neither a file nor a folder", path);
+  if (fs::is_directory(st))
+    if (auto planted = plantedEntry(p))
+      return planted;
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   fs::create_directories(dir, ec);
   if (ec)
@@ -366,7 +386,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})",
                                      report.runId, report.subject, config.agent,
                                      scoreText(report.outcome.progress.bestScore, config), config.baselineLabel);
-    auto written = problem.writeBest(best, report.bestFile, header);
+    // Checked again: a link may have been planted while the run went on.
+    auto planted = checkOutput(report.bestFile);
+    auto written = planted ? support::Expected<std::string>(support::Error{*planted})
+                           : problem.writeBest(best, report.bestFile, header);
     if (!written) {
       warn(fmt::format("cannot write {}: {}", report.bestFile, written.error().message));
       report.bestFile.clear();
@@ -431,12 +454,14 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
 
 void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &config, const std::string &db) {
   const auto &o = report.outcome;
-  out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n", report.subject,
-                     report.machine, config.agent, config.seed, config.baselineLabel);
+  // The subject, the labels and the rationales come from files, agents and models: escaped.
+  out << fmt::format("hone tune: {} on {}, {} agent, seed {}; scores relative to {}\n\n",
+                     support::printable(report.subject), report.machine, config.agent, config.seed,
+                     support::printable(config.baselineLabel));
   out << fmt::format("{:>4}  {:<12}  {:>9}  {}\n", "step", "status", "score", "rationale");
   auto row = [&](size_t i) {
     const auto &s = o.steps[i];
-    std::string rationale = s.candidate.rationale.substr(0, 100);
+    std::string rationale = support::printable(s.candidate.rationale.substr(0, 100));
     if (s.candidate.rationale.size() > 100)
       rationale += "...";
     std::string status(engine::toString(s.result.status));

@@ -53,7 +53,8 @@ nlohmann::json evidenceAlignment(const std::vector<engine::Step> &steps);
 /// "1.234x" when scores are relative to a baseline, else the raw score.
 std::string scoreText(double score, const TuneConfig &config);
 /// A file beside the store, after its name: (runs/x.db, "report.html") -> runs/x-report.html. Defaults
-/// such as the best mapper and the report go there, so two stores never write the same file.
+/// such as the best mapper and the report go there, so two stores never write the same file. The name
+/// is made one path component (support::pathComponent): a project called "/../x" stays beside the store.
 std::string besideStore(const std::string &db, const std::string &name);
 /// The same for a stored run's baseline (its configuration's "baseline"): one format everywhere.
 std::string scoreText(double score, double baseline);

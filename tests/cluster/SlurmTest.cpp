@@ -215,6 +215,36 @@ TEST(Slurm, AUsersHeaderGetsItsPlaceholdersAndMayBringItsInterpreter) {
   EXPECT_EQ(script.find("--nodes"), std::string::npos); // hone's header is replaced, not merged
 }
 
+TEST(Slurm, AHeadersValuesAreNotFilledAgain) {
+  // A job name and folder holding the other placeholders: filled once, left to right, never rescanned.
+  SlurmSettings s;
+  s.header = "#SBATCH --chdir={dir}\n#SBATCH --job-name={name}\n#SBATCH --time={time}\n";
+  JobSpec spec;
+  spec.name = "hone-{time}{dir}";
+  spec.folder = "/shared/{name}{time}{dir}$(touch PWNED)`x`'\"";
+  spec.process.argv = {"true"};
+  spec.process.timeoutS = 90;
+  std::string script = renderJobScript(s, spec);
+  EXPECT_NE(script.find("#SBATCH --chdir=/shared/{name}{time}{dir}$(touch PWNED)`x`'\"\n#SBATCH --job-name=hone-{time}{dir}\n"
+                        "#SBATCH --time=3\n"),
+            std::string::npos)
+      << script;
+}
+
+TEST(Slurm, AFolderThatCannotBeEnteredIsNamedWithoutRunningItsName) {
+  // The message naming the folder quotes it too: inside double quotes a `$(...)` in the name ran.
+  ScriptDir d;
+  JobSpec spec;
+  spec.folder = d.root.string();
+  spec.process.workdir = (d.root / "gone $(touch pwned) `touch pwned2`").string();
+  spec.process.argv = {"true"};
+  EXPECT_EQ(d.run(renderJobScript({}, spec)), 97);
+  EXPECT_FALSE(fs::exists(d.root / "pwned"));
+  EXPECT_FALSE(fs::exists(d.root / "pwned2"));
+  EXPECT_FALSE(fs::exists("pwned"));
+  EXPECT_FALSE(fs::exists("pwned2"));
+}
+
 TEST(Slurm, AnArrayScriptRunsOnlyItsTask) {
   ScriptDir d;
   std::vector<std::pair<size_t, JobSpec>> tasks;

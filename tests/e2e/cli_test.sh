@@ -158,8 +158,18 @@ check simulate-unknown-app 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map
 expect_err simulate-unknown-app "did you mean 'circuit'?"
 check simulate-unknown-machine 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine p100
 printf 'name = "broken"\nnodes = 1\n[runtime]\n[[processor]]\nkind = "GPU"\nper_node = 1\ngflop = 1\n' >"$TMP/broken.toml"
-check simulate-bad-machine-file 2 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/broken.toml"
+# One rule for exit codes: a file's content is input (1), an option that names nothing is usage (2).
+check simulate-bad-machine-file 1 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/broken.toml"
 expect_err simulate-bad-machine-file "broken.toml:7:1: processor[0]: unknown key 'gflop'; did you mean 'gflops'?"
+sed 's/latency_us = 0.1 /latency_us = nan /' "$SRC/models/machines/p100x4.toml" >"$TMP/nan.toml"
+check simulate-nan-machine-file 1 "$HONE" simulate "$SRC/examples/mappers/circuit.map" --app circuit --machine "$TMP/nan.toml"
+expect_err simulate-nan-machine-file "nan.toml:34:"
+expect_err simulate-nan-machine-file "expected a finite number"
+check space-nan-machine-file 1 "$HONE" space --app circuit --machine "$TMP/nan.toml"
+check describe-nan-machine-file 1 "$HONE" describe --app circuit --machine "$TMP/nan.toml"
+check tune-nan-machine-file 1 "$HONE" tune --app circuit --machine "$TMP/nan.toml" --iterations 1 --db "$TMP/nan.db"
+expect_err tune-nan-machine-file "nan.toml:34:"
+check tune-unknown-machine 2 "$HONE" tune --app circuit --machine p100 --iterations 1 --db "$TMP/nan.db"
 printf 'Task calculate_new_curents GPU;\n' >"$TMP/typo.map"
 check check-app-typo 1 "$HONE" check "$TMP/typo.map" --app circuit
 expect_err check-app-typo "did you mean 'calculate_new_currents'?"
@@ -219,6 +229,29 @@ check show-json 0 "$HONE" show 1 --db "$DB" --json
 expect_out show-json '"best_so_far"'
 check show-missing 2 "$HONE" show 99 --db "$DB"
 expect_err show-missing "no run 99"
+# Text hone did not write (a model's rationale, a log's first line) reaches the terminal escaped:
+# no ESC ]0; (window title) or ESC [2J (clear screen) gets through.
+python3 - "$DB" "$TMP/esc.db" <<'PY'
+import sqlite3, sys
+src, dst = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+src.backup(dst)
+dst.execute("UPDATE candidates SET rationale = 'evil' || char(27) || ']0;title' || char(7) || char(27) || '[2J'")
+dst.commit()
+PY
+no_escape() { # name, file: the file holds no ESC byte
+  if grep -q $'\x1b' "$2"; then fail=$((fail + 1)); echo "FAIL $1: an escape sequence reached the terminal"; else pass=$((pass + 1)); fi
+}
+check show-escapes 0 "$HONE" show 1 --db "$TMP/esc.db" --trajectory
+expect_out show-escapes 'evil\e]0;title\x07\e[2J'
+no_escape show-escapes "$TMP/out"
+check show-step-escapes 0 "$HONE" show 1 --db "$TMP/esc.db" --step 1
+expect_out show-step-escapes 'rationale: evil\e]0;title'
+no_escape show-step-escapes "$TMP/out"
+check show-summary-escapes 0 "$HONE" show 1 --db "$TMP/esc.db"
+no_escape show-summary-escapes "$TMP/out"
+printf '\033]0;pwned\007\033[2J not a log\n' >"$TMP/esc.log"
+check legion-prof-escapes 1 "$HONE" legion-prof "$TMP/esc.log"
+no_escape legion-prof-escapes "$TMP/err"
 check export 0 "$HONE" export 1 --db "$DB" --jsonl
 [ "$(wc -l <"$TMP/out")" -eq 10 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL export: not 10 lines"; }
 expect_out export '"change":"--- '

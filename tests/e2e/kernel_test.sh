@@ -195,7 +195,7 @@ B="$TMP/broken"
 mkdir -p "$B"
 cp "$P/scale.c" "$B/"
 sed 's/^timeout_s = 120/timout_s = 120/' "$P/hone.toml" > "$B/hone.toml"
-check manifest-typo 2 "$HONE" tune --kernel "$B" --db "$TMP/b.db"
+check manifest-typo 1 "$HONE" tune --kernel "$B" --db "$TMP/b.db"  # a file's content: input, exit 1
 expect_err manifest-typo "hone.toml:"
 expect_err manifest-typo "unknown key 'timout_s'; did you mean 'timeout_s'?"
 test ! -e "$TMP/b.db" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: a refused run created a store"; }
@@ -215,7 +215,7 @@ test ! -e "$TMP/PWNED" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL
 check device-manifest 2 "$HONE" kernel check /dev/null
 expect_err device-manifest "not a regular file"
 python3 -c "print('[project]\nsources=[\"a.c\"]\nx=' + '['*5000 + ']'*5000)" > "$TMP/deep.toml"
-check deep-manifest 2 "$HONE" kernel check "$TMP/deep.toml"
+check deep-manifest 1 "$HONE" kernel check "$TMP/deep.toml"
 expect_err deep-manifest "deep.toml:3:"
 I="$TMP/inf"
 mkdir -p "$I"

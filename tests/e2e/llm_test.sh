@@ -222,7 +222,7 @@ chmod 600 "$TMP/llm.toml"
 check llm-config-file 0 env -u HONE_LLM_API_KEY HONE_LLM_CONFIG="$TMP/llm.toml" "$HONE" tune --app circuit --agent llm --db "$TMP/file.db" --iterations 2
 expect_eq llm-config-file-key "$(request_field 1 "r['authorization']")" "Bearer sk-from-file-77"
 printf 'model = "fake-model"\nurll = "http://x"\n' >"$TMP/typo.toml"
-check llm-config-typo 2 "$HONE" tune --app circuit --agent llm --llm-config "$TMP/typo.toml" --db "$DB"
+check llm-config-typo 1 "$HONE" tune --app circuit --agent llm --llm-config "$TMP/typo.toml" --db "$DB"
 expect_err llm-config-typo "typo.toml:2:1"
 expect_err llm-config-typo "did you mean 'url'"
 

@@ -272,6 +272,37 @@ TEST(Variant, RoundTripAndRefusals) {
   EXPECT_EQ(broken.error().line, 1);
 }
 
+TEST(Manifest, KnobNumbersMustBeFiniteAndBounded) {
+  // nan, inf and 1e308 as a knob's value (TOML numbers or strings that read as numbers) are refused,
+  // located; text that is no number stays a value.
+  std::string base = kManifest;
+  for (const char *bad : {"nan", "inf", "-inf", "1e308", "\"nan\"", "\"inf\"", "\"1e308\"", "2e15"}) {
+    std::string t = base;
+    t.replace(t.find("values = [8, 16, 32]"), 20, fmt::format("values = [8, 16, {}]", bad));
+    std::string e = errorOf(t);
+    EXPECT_NE(e.find("hone.toml:15:"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("must be finite and at most 1e+15 in magnitude"), std::string::npos) << bad << ": " << e;
+  }
+  std::string t = base;
+  t.replace(t.find("values = [8, 16, 32]"), 20, "values = [8, 16, 1e15, \"float\"]");
+  EXPECT_EQ(errorOf(t), "(accepted)");
+}
+
+TEST(Manifest, AHugeConstraintIsReadWithoutRecursion) {
+  // std::regex split a constraint recursively and overflowed the stack at 100,000 characters.
+  std::string base = kManifest;
+  std::string longSide = "TILE" + std::string(100000, ' ');
+  std::string t = base;
+  t.replace(t.find("TILE * 2 <= 32"), 14, longSide + "<= 32");
+  EXPECT_EQ(errorOf(t), "(accepted)");
+  t = base;
+  t.replace(t.find("TILE * 2 <= 32"), 14, std::string(100000, 'x'));
+  EXPECT_NE(errorOf(t).find("not a comparison"), std::string::npos);
+  Manifest m = manifest();
+  ASSERT_EQ(m.constraints.size(), 1u);
+  EXPECT_TRUE(checkValues(m, defaultValues(m))) << "16 * 2 <= 32";
+}
+
 TEST(Variant, ExpansionAndTheBuildCommand) {
   Manifest m = manifest();
   Variant v = referenceVariant(m);
@@ -288,6 +319,40 @@ TEST(Variant, ExpansionAndTheBuildCommand) {
   Manifest evil = m;
   evil.sources = {"{out}.c"};
   EXPECT_EQ(buildCommand(evil, v, "/x").find("/x/prog.c"), std::string::npos);
+  // A project folder holding every placeholder, a command substitution, backticks and quotes is
+  // inserted once, quoted, wherever the template names it.
+  Manifest hostile = m;
+  hostile.dir = "/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\"";
+  hostile.buildCommand = "cd {dir} && cc {sources} -o {out}";
+  EXPECT_EQ(buildCommand(hostile, v, "/b"),
+            "cd '/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\\''\"' && cc "
+            "'/p/{sources}{out}{cflags}{defines}{includes}{dir}{exe}$(touch PWNED)`x`'\\''\"/k.c' -o /b/prog");
+}
+
+TEST(Variant, TheBuildScriptQuotesEveryValueAndEscapesItsComments) {
+  // A project folder named to run commands, a newline in an environment knob's value and in the
+  // header (which carries the project's name): the script must run none of them.
+  fs::path root = fs::temp_directory_path() / ("hone-build-sh-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::path project = root / "d$(touch PWNED_20)`touch PWNED_21`';x";
+  fs::path best = root / "best $(touch PWNED_22)";
+  fs::create_directories(project);
+  fs::create_directories(best);
+  Manifest m = manifest();
+  m.dir = project.string();
+  m.buildCommand = "echo built {out} > built.txt";
+  Variant v = referenceVariant(m);
+  v.knobs["OMP_NUM_THREADS"] = "2\ntouch PWNED_40";
+  std::string script = buildScript(m, v, best.string(), "best of x\ntouch PWNED_41\n\x1b]0;title\x07");
+  EXPECT_EQ(script.rfind("#!/bin/sh\n# best of x\\ntouch PWNED_41\\n\\e]0;title\\x07\n", 0), 0u) << script;
+  std::string path = (root / "build.sh").string();
+  std::ofstream(path) << script;
+  ASSERT_EQ(std::system(fmt::format("cd '{}' && sh build.sh", root.string()).c_str()), 0) << script;
+  EXPECT_EQ(readFile((project / "built.txt").string()), "built " + (best / "prog").string() + "\n");
+  for (const auto &e : fs::recursive_directory_iterator(root))
+    EXPECT_EQ(e.path().filename().string().rfind("PWNED", 0), std::string::npos) << e.path() << "\n" << script;
+  EXPECT_FALSE(fs::exists("PWNED_40"));
+  fs::remove_all(root);
 }
 
 TEST(Outputs, NumbersOfStdout) {

@@ -261,6 +261,24 @@ TEST_F(Fixture, AReplyLargerThanTheLimitIsAFailedReplyNotRetried) {
   EXPECT_EQ(small->content, "small");
 }
 
+TEST_F(Fixture, AReplyNestedTooDeepIsAFailedReplyNotACrash) {
+  // The content an object nested 200,000 deep: dumping or copying it recursed until the stack ran out.
+  std::string deep = "{\"choices\": [{\"message\": {\"content\": " + std::string(200000, '[') +
+                     std::string(200000, ']') + "}, \"finish_reason\": \"stop\"}]}";
+  server.then(FakeServer::status(200, deep));
+  server.then(FakeServer::status(500, "{\"error\": " + std::string(200000, '[') + std::string(200000, ']') + "}"));
+  auto cfg = config();
+  cfg.maxRetries = 0;
+  auto c = client(cfg);
+  auto r = c->chat(ask("1"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("nested 200004 levels deep; hone reads JSON at most 256 deep"), std::string::npos)
+      << r.error().message;
+  auto e = c->chat(ask("2")); // a server's error message nested as deep
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("HTTP 500"), std::string::npos) << e.error().message;
+}
+
 TEST_F(Fixture, AbsurdTokenCountsCannotDefeatTheBudget) {
   auto usage = [](json prompt, json completion) {
     return [=](const httplib::Request &, httplib::Response &res) {
@@ -444,6 +462,13 @@ TEST(Extract, CodeBlocksAndJsonFromTolerantReplies) {
   EXPECT_EQ((*extractJson("Sure! {\"a\": 3} Hope this helps."))["a"], 3);
   EXPECT_EQ(extractJson("{\"a\": "), std::nullopt);
   EXPECT_EQ(extractJson("[1, 2]"), std::nullopt);
+  // Nested past the limit (what the code agent's and the optimizers' readers would copy): no object.
+  std::string deep = "{\"a\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_EQ(extractJson(deep), std::nullopt);
+  EXPECT_EQ(extractJson("```json\n" + deep + "\n```"), std::nullopt);
+  std::string fine = "{\"a\": " + std::string(200, '[') + std::string(200, ']') + ", \"b\": \"[[[[\"}";
+  ASSERT_TRUE(extractJson(fine));
+  EXPECT_EQ((*extractJson(fine))["b"], "[[[[");
 }
 
 } // namespace

@@ -252,6 +252,25 @@ TEST_F(CommandEvaluatorTest, FailuresAreResults) {
   EXPECT_NE(refused.error().message.find("no capture group"), std::string::npos);
 }
 
+TEST_F(CommandEvaluatorTest, AValueHoldingPlaceholdersIsNotFilledAgain) {
+  // A work folder whose name holds every placeholder, a command substitution, backticks and quotes:
+  // filling {cpp} must not fill the {policy} inside its value a second time (inside the first
+  // value's quotes), which ran `touch`.
+  auto o = options("echo {cpp}; echo {policy} {dir} {prof} {hash}; echo 'time: 1'");
+  o.workdir = (dir_ / "w{policy}{cpp}{dir}{hash}{prof}$(touch PWNED)`touch PWNED2`'\"x").string();
+  auto made = CommandEvaluator::make(o);
+  ASSERT_TRUE(made.ok()) << made.error().message;
+  auto r = made->evaluate(engine::Candidate::make("Task * GPU;\n"));
+  ASSERT_TRUE(r.ok()) << r.error << r.rawOutput;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::recursive_directory_iterator(dir_, ec))
+    EXPECT_EQ(e.path().filename().string().rfind("PWNED", 0), std::string::npos) << e.path();
+  // The first line is the C++ mapper's path, exactly.
+  std::string first = r.rawOutput.substr(0, r.rawOutput.find('\n'));
+  EXPECT_EQ(first.substr(0, o.workdir.size()), o.workdir) << r.rawOutput;
+  EXPECT_EQ(first.substr(first.size() - 10), "/mapper.cc") << r.rawOutput;
+}
+
 TEST_F(CommandEvaluatorTest, ARejectedMappingFailsWithTheRuntimesMessage) {
   // What a real Legion run prints when the runtime refuses a mapping, then aborts.
   auto made = CommandEvaluator::make(options("echo 'step 1'; echo '[0 - 7f] 0.1 {5}{runtime}: [error 1] LEGION ERROR: "

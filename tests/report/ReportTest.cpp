@@ -10,6 +10,13 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
 #include <filesystem>
 #include <regex>
 #include <thread>
@@ -215,6 +222,94 @@ TEST(Dashboard, AnswersFromWhatIsCommittedWhileARunWrites) {
   auto script = get("/dashboard.js");
   ASSERT_TRUE(script);
   EXPECT_EQ(script->body.find("innerHTML"), std::string::npos); // text from the store goes in as text
+  d.stop();
+  server.join();
+}
+
+TEST(Dashboard, AnswersOnlyRequestsForTheLoopbackUnlessAHostWasChosen) {
+  // DNS rebinding: a page of evil.example whose name resolves to 127.0.0.1 sends Host: evil.example.
+  EXPECT_TRUE(loopbackHost("127.0.0.1:8080"));
+  EXPECT_TRUE(loopbackHost("localhost"));
+  EXPECT_TRUE(loopbackHost("LOCALHOST:1"));
+  EXPECT_TRUE(loopbackHost("[::1]:8080"));
+  EXPECT_TRUE(loopbackHost("[::1]"));
+  EXPECT_FALSE(loopbackHost("evil.example"));
+  EXPECT_FALSE(loopbackHost("127.0.0.1.evil.example:80"));
+  EXPECT_FALSE(loopbackHost("localhost.evil.example"));
+  EXPECT_FALSE(loopbackHost("[::1]x"));
+  EXPECT_FALSE(loopbackHost(""));
+  TempStore t;
+  t.run("guided");
+  for (bool anyHost : {false, true}) {
+    DashboardOptions o;
+    o.db = t.path;
+    o.port = 0;
+    o.anyHost = anyHost;
+    Dashboard d(o);
+    auto port = d.bind();
+    ASSERT_TRUE(port.ok()) << port.error().message;
+    std::thread server([&] { d.serve(); });
+    httplib::Client client("127.0.0.1", *port);
+    for (int i = 0; i < 50 && !client.Get("/api/runs"); ++i) // the server may still be starting
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto fine = client.Get("/api/runs");
+    auto evil = client.Get("/api/runs", {{"Host", "evil.example"}});
+    ASSERT_TRUE(fine);
+    ASSERT_TRUE(evil);
+    EXPECT_EQ(fine->status, 200);
+    EXPECT_EQ(evil->status, anyHost ? 200 : 421) << evil->body;
+    if (!anyHost) {
+      EXPECT_NE(evil->body.find("not 'evil.example'"), std::string::npos) << evil->body;
+    }
+    d.stop();
+    server.join();
+  }
+}
+
+TEST(Dashboard, ClientsSendingTheirHeadersAByteAtATimeDoNotHoldIt) {
+  TempStore t;
+  t.run("guided");
+  DashboardOptions o;
+  o.db = t.path;
+  o.port = 0;
+  Dashboard d(o);
+  auto port = d.bind();
+  ASSERT_TRUE(port.ok()) << port.error().message;
+  std::thread server([&] { d.serve(); });
+  httplib::Client client("127.0.0.1", *port);
+  for (int i = 0; i < 50 && !client.Get("/api/runs"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // 16 connections that send a header byte every half second (each read well inside any timeout).
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(*port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> done{false};
+  std::thread dribble([&] {
+    const char *header = "GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for (size_t k = 0; !done && header[k]; ++k) {
+      for (int fd : slow)
+        (void)!::send(fd, header + k, 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = client.Get("/api/runs");
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  done = true;
+  dribble.join();
+  for (int fd : slow)
+    ::close(fd);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(waited, 1.5) << "a normal request waited behind the slow clients";
   d.stop();
   server.join();
 }

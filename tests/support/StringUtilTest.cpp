@@ -42,3 +42,12 @@ TEST(JoinOr, ListsWithOr) {
   EXPECT_EQ(joinOr({"a", "b"}), "a or b");
   EXPECT_EQ(joinOr({"a", "b", "c"}), "a, b or c");
 }
+
+TEST(Printable, EscapesEveryControlCharacterAndKeepsTheRest) {
+  EXPECT_EQ(printable("plain text, ünïcode"), "plain text, ünïcode");
+  EXPECT_EQ(printable("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(printable("\x1b]0;title\x07\x1b[2J"), "\\e]0;title\\x07\\e[2J");
+  EXPECT_EQ(printable(std::string("nul\0del\x7f", 8)), "nul\\x00del\\x7f");
+  EXPECT_EQ(printable("csi \xc2\x9b" "2J"), "csi \\u009b2J"); // U+009B, the one-character CSI
+  EXPECT_EQ(printable("line 1\n\tline 2\x1b[2J\r", true), "line 1\n\tline 2\\e[2J\\r");
+}

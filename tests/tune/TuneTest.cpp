@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "store/Store.h"
+#include "support/FileUtil.h"
 #include "support/Sqlite.h"
 
 using namespace hone::tune;
@@ -322,4 +325,62 @@ TEST(Session, ARunKilledWhileMeasuringItsReferenceResumes) {
   EXPECT_EQ(stored->baseline, 58); // measured on resume
   EXPECT_EQ(resumed->outcome.progress.evaluations, 5u);
   EXPECT_EQ(TuneConfig::fromJson((*st)->run(1)->config)->baseline, 58); // and saved
+}
+
+TEST(Session, ANameInTheBestsPathStaysOneComponentBesideTheStore) {
+  // A project named "/../../ESCAPED" (or holding a newline) must not lead the best out of the store's
+  // folder or into folders of its own.
+  EXPECT_EQ(besideStore("/a/b/hone.db", "best-/../../ESCAPED-run1"), "/a/b/hone-best-_.._.._ESCAPED-run1");
+  EXPECT_EQ(besideStore("/a/b/hone.db", "best-x\ny/z-run2"), "/a/b/hone-best-x_y_z-run2");
+  EXPECT_EQ(besideStore("runs/x.db", "report.html"), "runs/x-report.html");
+  EXPECT_EQ(hone::support::pathComponent(".."), "_..");
+  EXPECT_EQ(hone::support::pathComponent(""), "_");
+  EXPECT_EQ(hone::support::pathComponent("fine-name_1.2"), "fine-name_1.2");
+}
+
+TEST(Session, AnOutputFolderHoldingALinkIsRefusedBeforeTheRun) {
+  // Links planted in --out (best.json -> ../victim/v.txt) would have the best written through them.
+  registerGuess();
+  TempDb db;
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("hone-out-links-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "out" / "sub");
+  fs::create_directories(root / "victim");
+  std::ofstream(root / "victim" / "v.txt") << "precious";
+  fs::create_symlink(root / "victim" / "v.txt", root / "out" / "sub" / "best.json");
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "random";
+  c.iterations = 2;
+  SessionOptions so;
+  so.db = db.path;
+  so.bestFile = (root / "out").string();
+  auto r = runTune(c, so);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("--out: "), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("best.json, which hone did not write (a link)"), std::string::npos)
+      << r.error().message;
+  EXPECT_FALSE(fs::exists(db.path));
+  fs::remove(root / "out" / "sub" / "best.json");
+  EXPECT_TRUE(runTune(c, so)) << "the same folder without the link is fine";
+  fs::remove_all(root);
+}
+
+TEST(Session, TheReportEscapesWhatAnAgentWrote) {
+  // A model's rationale holding a window title and a screen clear reaches the terminal as text.
+  TuneReport report;
+  report.subject = "k\x1b[2J";
+  report.machine = "toy";
+  hone::engine::Step step;
+  step.candidate = hone::engine::Candidate::make("1", {}, "faster\x1b]0;title\x07\x1b[2J");
+  step.result.score = 1;
+  report.outcome.steps.push_back(step);
+  TuneConfig c;
+  c.agent = "llm";
+  std::ostringstream out;
+  printReport(out, report, c, "hone.db");
+  EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("faster\\e]0;title\\x07\\e[2J"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("hone tune: k\\e[2J on toy"), std::string::npos) << out.str();
 }
