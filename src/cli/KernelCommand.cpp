@@ -11,6 +11,7 @@
 #include "kernel/Init.h"
 #include "kernel/Manifest.h"
 #include "kernel/Runner.h"
+#include "kernel/SourceKnobs.h"
 #include "support/FileUtil.h"
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace hone::cli {
@@ -31,13 +33,24 @@ namespace {
 
 /// The manifest of `dir`, or the printed reason and its exit code in `*failure` (exitCodeOf: a
 /// located error in hone.toml is rejected input).
-std::optional<kernel::Manifest> manifestOrPrint(const std::string &dir, int *failure) {
+/// The manifest of `dir` with hone's source knobs (a C/C++ project's nests, docs/KERNELS.md
+/// "Source transformations"), so that --knob and a run's variant.toml may name them; `plan` gets
+/// what each nest admits.
+std::optional<kernel::Manifest> manifestOrPrint(const std::string &dir, int *failure, std::string *plan = nullptr) {
   auto m = kernel::loadManifest(dir);
   if (!m) {
     std::cerr << "hone: " << m.error().message << "\n";
     *failure = exitCodeOf(m.error());
     return std::nullopt;
   }
+  auto described = kernel::addSourceKnobs(*m);
+  if (!described) {
+    std::cerr << "hone: " << described.error().message << "\n";
+    *failure = exitCodeOf(described.error());
+    return std::nullopt;
+  }
+  if (plan)
+    *plan = std::move(*described);
   return std::move(*m);
 }
 
@@ -61,8 +74,9 @@ std::optional<kernel::Variant> variantOf(const kernel::Manifest &m, const std::v
 
 /// The manifest of `dir` and the variant of --knob options, or the printed reason.
 std::optional<std::pair<kernel::Manifest, kernel::Variant>>
-projectAndVariant(const std::string &dir, const std::vector<std::string> &knobs, int *failure) {
-  auto m = manifestOrPrint(dir, failure);
+projectAndVariant(const std::string &dir, const std::vector<std::string> &knobs, int *failure,
+                  std::string *plan = nullptr) {
+  auto m = manifestOrPrint(dir, failure, plan);
   if (!m)
     return std::nullopt;
   auto v = variantOf(*m, knobs);
@@ -220,7 +234,18 @@ void addCheck(CLI::App &parent, Action &action) {
       if (opts->json) {
         std::cout << out.dump(2) << "\n";
       } else {
-        std::cout << fmt::format("{} ({}): {} knobs\n", m->name, m->path, m->knobs.size());
+        std::set<std::string> nests;
+        size_t source = 0;
+        for (const auto &k : m->knobs)
+          if (k.kind == kernel::KnobKind::Source) {
+            ++source;
+            nests.insert(fmt::format("{}:{}", k.nestFile, k.nestLine));
+          }
+        std::cout << fmt::format("{} ({}): {} knobs{}\n", m->name, m->path, m->knobs.size(),
+                                 source ? fmt::format(" ({} of them hone's source transformations of {} loop nests: "
+                                                      "`hone kernel profile` says what each admits)",
+                                                      source, nests.size())
+                                        : "");
         std::cout << fmt::format("build: {} ({:.2f} s)\n  $ {}\n", b.ok ? "ok" : "FAILED", b.seconds, b.command);
         if (out.contains("timed_build"))
           std::cout << fmt::format("timed build: {} ({:.2f} s)\n  $ {}\n", tb.ok ? "ok" : "FAILED", tb.seconds,
@@ -480,6 +505,8 @@ void addProfile(CLI::App &parent, Action &action) {
       };
       if (opts->json) {
         json out{{"project", m->name}, {"knobs", v->knobs}, {"profile", kernel::toJson(p)}, {"diagnosis", diagnosis}};
+        if (m->plan && p.cachegrind)
+          out["nests"] = kernel::nestHeat(*m, *p.cachegrind);
         out["findings"] = json::array();
         for (const auto &f : findings)
           out["findings"].push_back({{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence},
@@ -507,6 +534,20 @@ void addProfile(CLI::App &parent, Action &action) {
           std::cout << fmt::format("  {:>5.1f}% Ir  {}:{} ({})  D1 miss {:.1f}%\n", total > 0 ? 100 * ev("Ir") / total : 0,
                                    c.file, c.line, c.function, refs > 0 ? 100 * (ev("D1mr") + ev("D1mw")) / refs : 0);
         }
+      }
+      if (m->plan) { // the source model: what hone itself can do to each nest, hottest first
+        std::map<std::string, double> shares;
+        if (p.cachegrind) {
+          double total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;
+          for (const auto &c : p.cachegrind->lines)
+            if (total > 0 && c.events.count("Ir"))
+              shares[fmt::format("{}:{}", c.file, c.line)] += c.events.at("Ir") / total;
+        }
+        std::cout << "\nloop nests (hone's source model; knobs named FILE:LINE.ACTION):\n";
+        for (const auto &w : m->plan->program().warnings)
+          std::cout << "  warning: " << w << "\n";
+        std::string text = m->plan->describe(shares);
+        std::cout << (text.empty() ? "  none: no loop nest hone can transform\n" : text);
       }
       std::cout << "\nfindings:\n";
       if (findings.empty())

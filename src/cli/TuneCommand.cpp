@@ -85,7 +85,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
     mapping::MappingOptions mapping;
     kernel::KernelOptions kernel;
     std::string startFile, db = "hone.db", out;
-    bool json = false, noProfile = false;
+    bool json = false, noProfile = false, noSourceTransforms = false;
     double memoryMb = 0;
     std::string refusedKey; // --api-key is refused; never printed
     ExecutorFlags executor;
@@ -139,6 +139,8 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--workdir", opts->kernel.workdir,
                   "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
   cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
+  cmd->add_flag("--no-source-transforms", opts->noSourceTransforms,
+                "Kernels: no knobs of hone's own source transformations (only the manifest's)");
   cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
   addExecutorOptions(*cmd, opts->executor,
@@ -217,6 +219,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
         config.domain = "kernel";
         kernel::KernelOptions k = opts->kernel;
         k.profile = !opts->noProfile;
+        k.sourceTransforms = !opts->noSourceTransforms;
         k.workdir = k.workdir.empty() ? "" : k.workdir;
         config.options = k.toJson();
       } else {

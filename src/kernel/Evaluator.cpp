@@ -1,4 +1,5 @@
 #include "kernel/Evaluator.h"
+#include "kernel/SourceKnobs.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -279,6 +280,21 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                         tail(b.log, 8000)));
   if (auto bad = validate(*variant, b.exe, dir, seeds_))
     return done(*bad);
+  std::string raceNote;
+  if (addsParallelism(manifest_, *variant)) {
+    // Equal outputs once do not make parallel code correct: each seed runs a second time, and a
+    // ThreadSanitizer build runs once; a race rejects the variant.
+    if (auto bad = validate(*variant, b.exe, (fs::path(dir) / "repeat").string(), seeds_)) {
+      bad->error = "a parallel variant's second run of its validation inputs: " + bad->error;
+      return done(*bad);
+    }
+    RaceCheck race = checkRaces(manifest_, *variant, (fs::path(dir) / "race").string(), seeds_.front());
+    if (!race.race.empty())
+      return done(failure(EvalStatus::Invalid, "ThreadSanitizer: " + race.race + " (a race between the threads)",
+                          race.command));
+    raceNote = race.ran ? "race check: none found by ThreadSanitizer (validation inputs run twice)"
+                        : "race check skipped: " + race.skipped;
+  }
   BuildResult tb = buildTimed(manifest_, *variant, dir, b); // with split builds: no dump, the kernel's timer
   if (!tb.ok)
     return done(failure(EvalStatus::BuildFailed,
@@ -378,6 +394,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                             timing->converged ? "" : " (not converged to the target)", timedWhat(manifest_));
   if (!weakNote_.empty())
     r.rawOutput += "; " + weakNote_;
+  if (!raceNote.empty())
+    r.rawOutput += "; " + raceNote;
   if (fixedInputs_)
     r.rawOutput += fmt::format("; {} (fixed inputs): the guard \"outputs do not change with the input\" cannot fire",
                                seeds_.size() == 1 ? "one validation input"
@@ -399,6 +417,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     nlohmann::json diagnosis = diagnose(p, settings_.thresholds);
     r.profile["kernel_profile"] = toJson(p);
     r.profile["bottlenecks"] = diagnosis["bottlenecks"];
+    if (manifest_.plan && p.cachegrind) // where the time goes among the nests hone can transform
+      r.profile["nests"] = nestHeat(manifest_, *p.cachegrind);
   }
   return done(std::move(r));
 }

@@ -69,6 +69,9 @@ constexpr double kSettle = 1.05;
 /// of kRevive or more lost to its replacement by that gain.
 constexpr double kClearLoss = 0.8;
 constexpr double kRevive = 1.25;
+/// A nest with less of the program's instructions than this is not transformed for a program-wide
+/// finding, nor explored: at best it saves its own share (Amdahl), under a typical timing CI.
+constexpr double kHotNest = 0.05;
 
 struct Edit {
   KnobValues values;
@@ -168,8 +171,15 @@ public:
       // its empty findings say nothing). The old base's diagnosis stands until a new one comes.
       bool profiled = s.result.profile.is_object() && s.result.profile.contains("bottlenecks");
       bool diagnosed = profiled && s.feedback.is_object() && s.feedback.contains("findings");
-      if (diagnosed && s.result.ok() && (improved || findings_.is_null()))
+      if (diagnosed && s.result.ok() && (improved || findings_.is_null())) {
         findings_ = s.feedback["findings"];
+        const json &nests = s.result.profile.contains("nests") ? s.result.profile["nests"] : json();
+        heat_.clear();
+        if (nests.is_array())
+          for (const auto &n : nests)
+            if (n.is_object() && n.contains("share") && n["share"].is_number())
+              heat_[support::textOf(n, "nest")] = n["share"].get<double>();
+      }
     }
     pending_.clear();
   }
@@ -278,7 +288,8 @@ private:
         if (!t)
           continue;
         bool setAside = worse_.count(t->id) && worse_.at(t->id) >= 2; // still a companion (1b)
-        for (const Knob &k : manifest_.knobs) {
+        for (const Knob *kp : byHeat()) {
+          const Knob &k = *kp;
           if (std::find(t->knobRoles.begin(), t->knobRoles.end(), k.role) == t->knobRoles.end() ||
               !transformable(k, f))
             continue;
@@ -374,9 +385,9 @@ private:
     }
     // 2. Exploration: every knob's other values, cheap roles first, nearest values first.
     std::vector<const Knob *> knobs;
-    for (const auto &k : manifest_.knobs)
-      if (k.kind != KnobKind::Source || files_.empty())
-        knobs.push_back(&k);
+    for (const Knob *k : byHeat())
+      if (k->kind != KnobKind::Source || (files_.empty() && !cold(*k)))
+        knobs.push_back(k);
     std::stable_sort(knobs.begin(), knobs.end(),
                      [](const Knob *a, const Knob *b) { return explorationRank(a->role) < explorationRank(b->role); });
     for (const Knob *k : knobs)
@@ -419,17 +430,40 @@ private:
     return out;
   }
 
+  /// The share of the instructions in the nest a source knob transforms; nullopt when no profile
+  /// said (no cachegrind), or for other knobs.
+  std::optional<double> heat(const Knob &k) const {
+    if (k.kind != KnobKind::Source || heat_.empty())
+      return std::nullopt;
+    auto it = heat_.find(fmt::format("{}:{}", k.nestFile, k.nestLine));
+    return it == heat_.end() ? 0.0 : it->second;
+  }
+  /// A nest too cold to be worth a measurement: under kHotNest of the instructions.
+  bool cold(const Knob &k) const {
+    auto h = heat(k);
+    return h && *h < kHotNest;
+  }
+  /// The manifest's knobs, source knobs of hotter nests first (others keep the manifest's order).
+  std::vector<const Knob *> byHeat() const {
+    std::vector<const Knob *> out;
+    for (const auto &k : manifest_.knobs)
+      out.push_back(&k);
+    std::stable_sort(out.begin(), out.end(),
+                     [&](const Knob *a, const Knob *b) { return heat(*a).value_or(2.0) > heat(*b).value_or(2.0); });
+    return out;
+  }
+
   /// Whether a finding may be answered with knob `k`: a source knob only when the variant keeps the
   /// project's files (an edited file is not what the source model describes), and, for a finding
   /// that names a line, only on the nest holding that line.
   bool transformable(const Knob &k, const json &finding) const {
     if (k.kind != KnobKind::Source)
       return true;
-    if (!files_.empty())
+    if (!files_.empty() || cold(k)) // a cold nest pays back at most its own small share
       return false;
     const json *subject = finding.contains("subject") ? &finding["subject"] : nullptr;
     if (!subject || !subject->is_object() || !subject->contains("line") || !(*subject)["line"].is_number())
-      return true;
+      return true; // a program-wide finding (idle cores): any nest where the time goes
     std::string file = support::textOf(*subject, "file");
     int line = (*subject)["line"].get<int>();
     return std::filesystem::path(file).filename() == std::filesystem::path(k.nestFile).filename() &&
@@ -467,6 +501,7 @@ private:
   std::string bestHash_;
   double bestScore_ = 0;
   json findings_;
+  std::map<std::string, double> heat_; // "file:line" of a nest -> its share of the instructions
   std::set<std::string> tried_;
   std::map<std::string, int> worse_;
   std::map<std::string, double> singles_; // "KNOB=value" -> best score of an edit that set it

@@ -4,6 +4,7 @@
 
 #include "support/FileUtil.h"
 #include "support/Regex.h"
+#include "support/Subprocess.h"
 #include "support/StringUtil.h"
 #include "support/Template.h"
 
@@ -12,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <string.h>
@@ -220,8 +222,30 @@ std::string buildScript(const Manifest &m, const Variant &v, const std::string &
                      buildCommand(m, v, dir));
 }
 
+namespace {
+
+/// `command` with its first word, a C or C++ compiler, replaced by `compiler` (clang++ for a C++
+/// one); nullopt when the first word is not a compiler hone knows.
+std::optional<std::string> retarget(const std::string &command, const std::string &compiler) {
+  size_t start = command.find_first_not_of(" \t\n");
+  if (start == std::string::npos)
+    return std::nullopt;
+  size_t end = command.find_first_of(" \t\n", start);
+  std::string word = command.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  std::string name = fs::path(word).filename().string();
+  if (auto dash = name.find('-'); dash != std::string::npos && dash > 0) // gcc-12, clang-14
+    name = name.substr(0, dash);
+  bool cxx = name == "c++" || name == "g++" || name == "clang++";
+  if (!cxx && name != "cc" && name != "gcc" && name != "clang")
+    return std::nullopt;
+  return command.substr(0, start) + (cxx ? compiler + "++" : compiler) +
+         (end == std::string::npos ? "" : command.substr(end));
+}
+
+} // namespace
+
 BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, const std::vector<std::string> &extraFlags,
-                  const std::vector<std::string> &extraDefines, const std::string &out) {
+                  const std::vector<std::string> &extraDefines, const std::string &out, const std::string &compiler) {
   BuildResult r;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -240,6 +264,14 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
   }
   r.exe = (fs::path(dir) / out).string();
   r.command = buildCommand(m, v, dir, extraFlags, extraDefines, out);
+  if (!compiler.empty()) {
+    auto retargeted = retarget(r.command, compiler);
+    if (!retargeted) {
+      r.error = fmt::format("the build command does not start with a C or C++ compiler to replace by {}", compiler);
+      return r;
+    }
+    r.command = std::move(*retargeted);
+  }
   auto p = shell(m, "build-" + out, r.command, m.dir, m.buildTimeoutS, 0, {}, {}, {r.exe});
   r.seconds = p.seconds;
   r.log = p.output;
@@ -259,6 +291,111 @@ BuildResult buildTimed(const Manifest &m, const Variant &v, const std::string &d
   if (!m.splitBuilds())
     return validated;
   return build(m, v, dir, {}, m.timeDefines, "prog-timed");
+}
+
+namespace {
+
+/// LLVM's OpenMP tool that tells ThreadSanitizer about OpenMP's synchronisation, beside the clang
+/// that builds the race check (its resource folder is LIB/clang/VERSION); "" when absent.
+std::string archerLibrary() {
+  support::SubprocessOptions o;
+  o.argv = {"clang", "-print-resource-dir"};
+  o.timeoutS = 30;
+  auto r = support::runSubprocess(o);
+  if (!r.ok())
+    return "";
+  std::string dir = r.output;
+  while (!dir.empty() && std::isspace(static_cast<unsigned char>(dir.back())))
+    dir.pop_back();
+  std::error_code ec;
+  fs::path lib = fs::path(dir).parent_path().parent_path() / "libarcher.so";
+  return fs::exists(lib, ec) ? lib.string() : "";
+}
+
+/// TSan's first report in `text`: its WARNING line's kind and the first frame in the program's code.
+std::string firstReport(const std::string &text) {
+  size_t at = text.find("WARNING: ThreadSanitizer:");
+  if (at == std::string::npos)
+    return "";
+  size_t eol = text.find('\n', at);
+  std::string kind = text.substr(at + 26, eol == std::string::npos ? std::string::npos : eol - at - 26);
+  if (auto pid = kind.find(" (pid="); pid != std::string::npos)
+    kind = kind.substr(0, pid);
+  // The first frame with a file:line, e.g. "#0 .omp_outlined._debug__ /p/gemm.c:93:12 (prog+0x..)".
+  std::istringstream lines(text.substr(at));
+  std::string where;
+  for (std::string line; std::getline(lines, line) && where.empty();) {
+    size_t hash = line.find("#0 ");
+    if (hash == std::string::npos)
+      continue;
+    std::istringstream words(line.substr(hash + 3));
+    std::string function, location;
+    words >> function >> location;
+    if (location.find(':') != std::string::npos && location != "<null>")
+      where = fmt::format("{} in {}", fs::path(location).filename().string(), function);
+  }
+  return where.empty() ? kind : fmt::format("{} at {}", kind, where);
+}
+
+size_t countParallelPragmas(const std::string &text) {
+  size_t n = 0;
+  for (size_t at = text.find("omp parallel"); at != std::string::npos; at = text.find("omp parallel", at + 1))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+bool addsParallelism(const Manifest &m, const Variant &v) {
+  if (m.plan) {
+    std::map<std::string, std::string> values(v.knobs.begin(), v.knobs.end());
+    if (m.plan->parallel(values))
+      return true;
+  }
+  for (const auto &[name, text] : v.files) {
+    auto original = support::readFile((fs::path(m.dir) / name).string());
+    if (countParallelPragmas(text) > (original ? countParallelPragmas(*original) : 0))
+      return true;
+  }
+  return false;
+}
+
+RaceCheck checkRaces(const Manifest &m, const Variant &v, const std::string &dir, uint64_t seed) {
+  RaceCheck out;
+  std::string archer = archerLibrary();
+  if (archer.empty()) {
+    out.skipped = "no clang with LLVM's OpenMP race tool (Archer) here: apt-get install clang libomp-dev "
+                  "(scripts/install-deps.sh)";
+    return out;
+  }
+  BuildResult b = build(m, v, dir, {"-fsanitize=thread", "-g"}, m.validateDefines, "prog-tsan", "clang");
+  out.command = b.command;
+  if (!b.ok) {
+    out.skipped = "the ThreadSanitizer build failed: " + b.error;
+    return out;
+  }
+  std::string rundir = (fs::path(dir) / "race-run").string();
+  std::error_code ec;
+  fs::remove_all(rundir, ec);
+  std::string log = (fs::path(dir) / "tsan").string();
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("tsan.", 0) == 0)
+      fs::remove(e.path(), ec);
+  RunResult r = runOnce(m, v, b.exe, rundir, seed,
+                        {"env", "TSAN_OPTIONS=ignore_noninstrumented_modules=1 exitcode=66 log_path=" + log,
+                         "OMP_TOOL_LIBRARIES=" + archer});
+  std::string reports;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("tsan.", 0) == 0)
+      if (auto text = support::readFile(e.path().string()))
+        reports += *text;
+  out.race = firstReport(reports);
+  if (out.race.empty() && !r.process.ok()) {
+    out.skipped = "the ThreadSanitizer build did not run to the end: " + r.process.describe();
+    return out;
+  }
+  out.ran = true;
+  return out;
 }
 
 std::string firstCompilerErrors(const std::string &log, size_t n) {

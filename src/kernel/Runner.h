@@ -67,10 +67,26 @@ std::string buildCommand(const Manifest &m, const Variant &v, const std::string 
                          const std::string &out = "prog");
 
 /// Builds `v` into `dir` (created). `extraFlags` are appended (remarks, -S). Edited files are written
-/// to `dir` and compiled from there; the project folder stays on the include path.
+/// to `dir` and compiled from there; the project folder stays on the include path. `compiler`, when
+/// given, replaces the build command's first word, which must then name a C or C++ compiler
+/// (cc, gcc, clang, c++, g++, clang++, versioned or by path); the build fails otherwise.
 BuildResult build(const Manifest &m, const Variant &v, const std::string &dir,
                   const std::vector<std::string> &extraFlags = {}, const std::vector<std::string> &extraDefines = {},
-                  const std::string &out = "prog");
+                  const std::string &out = "prog", const std::string &compiler = {});
+
+/// The race check of a variant that adds parallelism: built by clang with ThreadSanitizer
+/// (`-fsanitize=thread -g`, the validation build's defines) and run once on `seed` with LLVM's
+/// OpenMP runtime and its Archer tool, which make OpenMP's synchronisation visible to TSan.
+struct RaceCheck {
+  bool ran = false;
+  std::string skipped; // why it did not run (no clang, no Archer, a build command it cannot retarget)
+  std::string race;    // TSan's first report, located ("data race at gemm.c:93 ..."); empty: none
+  std::string command; // the build command
+};
+RaceCheck checkRaces(const Manifest &m, const Variant &v, const std::string &dir, uint64_t seed);
+/// Whether `v` adds parallel loops the reference lacks: a source knob's parallel value, or an
+/// edited file with more `omp parallel` pragmas than the project's own.
+bool addsParallelism(const Manifest &m, const Variant &v);
 
 /// What validation runs (`[build] validate_defines`) into `dir`/prog.
 BuildResult buildValidated(const Manifest &m, const Variant &v, const std::string &dir);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -128,6 +129,39 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
   }
   out += plan->describe();
   m.plan = std::move(plan);
+  return out;
+}
+
+nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg) {
+  struct Range {
+    std::string file;
+    int line, end;
+    double ir = 0;
+  };
+  std::vector<Range> nests;
+  for (const auto &k : m.knobs)
+    if (k.kind == KnobKind::Source &&
+        std::none_of(nests.begin(), nests.end(), [&](const Range &r) { return r.file == k.nestFile && r.line == k.nestLine; }))
+      nests.push_back({k.nestFile, k.nestLine, k.nestEndLine});
+  double total = cg.totals.count("Ir") ? cg.totals.at("Ir") : 0;
+  if (total <= 0)
+    for (const auto &f : cg.functions)
+      total += f.events.count("Ir") ? f.events.at("Ir") : 0;
+  auto sameFile = [](const std::string &a, const std::string &b) {
+    return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+  };
+  for (const auto &c : cg.lines)
+    for (auto &r : nests)
+      if (c.line >= r.line && c.line <= r.end && sameFile(c.file, r.file))
+        r.ir += c.events.count("Ir") ? c.events.at("Ir") : 0;
+  std::stable_sort(nests.begin(), nests.end(), [](const Range &a, const Range &b) { return a.ir > b.ir; });
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto &r : nests)
+    out.push_back({{"nest", fmt::format("{}:{}", r.file, r.line)},
+                   {"file", r.file},
+                   {"line", r.line},
+                   {"end_line", r.end},
+                   {"share", total > 0 ? r.ir / total : 0.0}});
   return out;
 }
 

@@ -5,8 +5,11 @@
 #pragma once
 
 #include "kernel/Manifest.h"
+#include "kernel/Profile.h"
 #include "kernel/source/Transform.h"
 #include "support/Expected.h"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -20,5 +23,10 @@ std::vector<std::string> parseArguments(const Manifest &m);
 /// Analyses the editable files and adds the plan's knobs to `m` (none for CUDA, or when the files
 /// do not parse: the warnings say why). Returns the plan's description (what each nest admits).
 support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOptions &options = {});
+
+/// The nests that have source knobs, each with its share of the program's instructions in a
+/// cachegrind profile, hottest first: [{"nest": "file:line", "file", "line", "end_line", "share"}].
+/// The guided agent transforms the hot nests, not every nest a program-wide finding could name.
+nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg);
 
 } // namespace hone::kernel

@@ -4,6 +4,9 @@
 // stencils that are and are not fully permutable, reductions, temporaries,
 // indirect subscripts, calls), and rewritten programs that compile and print
 // what the original prints.
+#include "kernel/Manifest.h"
+#include "kernel/Runner.h"
+#include "kernel/SourceKnobs.h"
 #include "kernel/source/Dependence.h"
 #include "kernel/source/Model.h"
 #include "kernel/source/Transform.h"
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 using namespace hone::kernel::source;
+using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -387,4 +391,109 @@ TEST(Transform, ThePlanIgnoresNestsThatPrint) {
   Plan plan(*program, {});
   for (const auto &k : plan.knobs())
     EXPECT_LT(k.line, 30) << k.name; // main's printing loop is not a candidate
+}
+
+namespace {
+
+/// A project whose first nest is parallel and whose second has every iteration update one element
+/// by zero: parallel, that is a race the outputs cannot show.
+const char *kRacyProgram = R"(#include <stdio.h>
+#define N 4000
+double a[N], b[N], hist[4];
+int main(void) {
+  for (int i = 0; i < N; i++)
+    a[i] = i * 0.5;
+  for (int i = 0; i < N; i++) {
+    hist[0] += 0.0;
+    b[i] = a[i] * 2.0;
+  }
+  double s = 0;
+  for (int i = 0; i < N; i++)
+    s += b[i];
+  printf("%.17g %.17g\n", s, hist[0]);
+  return 0;
+}
+)";
+
+hone::kernel::Manifest racyProject(const Scratch &s) {
+  s.write("k.c", kRacyProgram);
+  s.write("hone.toml", "[project]\nname = \"racy\"\nsources = [\"k.c\"]\n[build]\ncommand = \"cc {cflags} {defines} "
+                       "{sources} -o {out}\"\nflags = \"-O1\"\n[run]\ncommand = \"{exe}\"\nseeds = [1]\n");
+  auto m = hone::kernel::loadManifest(s.dir.string());
+  EXPECT_TRUE(m) << m.error().message;
+  if (!m)
+    return {};
+  auto plan = hone::kernel::addSourceKnobs(*m);
+  EXPECT_TRUE(plan) << plan.error().message;
+  return *m;
+}
+
+} // namespace
+
+TEST(RaceCheck, ARaceTheOutputsHideIsFoundAndAProvenLoopPasses) {
+  Scratch s;
+  hone::kernel::Manifest m = racyProject(s);
+  ASSERT_TRUE(m.plan);
+  const hone::kernel::Knob *racy = m.knob("k.c:7.parallel");
+  const hone::kernel::Knob *proven = m.knob("k.c:5.parallel");
+  ASSERT_TRUE(racy && proven) << m.plan->describe();
+  ASSERT_TRUE(racy->unproven.count("on")) << "the test must not prove the racy loop parallel";
+  EXPECT_FALSE(proven->unproven.count("on")) << proven->unproven.at("on");
+
+  hone::kernel::Variant ref = hone::kernel::referenceVariant(m);
+  EXPECT_FALSE(hone::kernel::addsParallelism(m, ref));
+  hone::kernel::Variant bad = ref;
+  bad.knobs["k.c:7.parallel"] = "on";
+  ASSERT_TRUE(hone::kernel::realise(m, bad));
+  EXPECT_TRUE(hone::kernel::addsParallelism(m, bad));
+  auto race = hone::kernel::checkRaces(m, bad, (s.dir / "race-bad").string(), 1);
+  if (!race.ran && race.race.empty())
+    GTEST_SKIP() << "race check unavailable: " << race.skipped << " (scripts/install-deps.sh installs clang and libomp-dev)";
+  EXPECT_NE(race.race.find("data race"), std::string::npos) << race.race;
+  EXPECT_NE(race.race.find("k.c"), std::string::npos) << race.race;
+  EXPECT_NE(race.command.find("-fsanitize=thread"), std::string::npos) << race.command;
+
+  hone::kernel::Variant good = ref;
+  good.knobs["k.c:5.parallel"] = "on";
+  ASSERT_TRUE(hone::kernel::realise(m, good));
+  auto clean = hone::kernel::checkRaces(m, good, (s.dir / "race-good").string(), 1);
+  EXPECT_TRUE(clean.ran) << clean.skipped;
+  EXPECT_EQ(clean.race, "");
+}
+
+TEST(RaceCheck, ABuildCommandThatIsNotACompilerIsSkippedWithTheReason) {
+  Scratch s;
+  hone::kernel::Manifest m = racyProject(s);
+  ASSERT_TRUE(m.plan);
+  m.buildCommand = "make CFLAGS='{cflags}' OUT={out}";
+  hone::kernel::Variant v = hone::kernel::referenceVariant(m);
+  v.knobs["k.c:5.parallel"] = "on";
+  ASSERT_TRUE(hone::kernel::realise(m, v));
+  auto race = hone::kernel::checkRaces(m, v, (s.dir / "race").string(), 1);
+  EXPECT_FALSE(race.ran);
+  EXPECT_TRUE(race.race.empty());
+  EXPECT_FALSE(race.skipped.empty());
+}
+
+TEST(SourceKnobs, NestHeatSumsEachNestsLinesHottestFirst) {
+  Scratch s;
+  hone::kernel::Manifest m = racyProject(s);
+  ASSERT_TRUE(m.plan);
+  hone::kernel::CachegrindData cg;
+  cg.totals["Ir"] = 1000;
+  auto line = [](int l, double ir) {
+    hone::kernel::CostLine c;
+    c.file = "k.c";
+    c.line = l;
+    c.events["Ir"] = ir;
+    return c;
+  };
+  cg.lines = {line(6, 100), line(8, 300), line(9, 400), line(14, 50)};
+  json heat = hone::kernel::nestHeat(m, cg);
+  ASSERT_TRUE(heat.is_array());
+  ASSERT_GE(heat.size(), 2u);
+  EXPECT_EQ(heat[0]["nest"], "k.c:7");
+  EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 0.7);
+  EXPECT_EQ(heat[1]["nest"], "k.c:5");
+  EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 0.1);
 }
