@@ -1,4 +1,5 @@
 #include "kernel/CodeAgent.h"
+#include "kernel/source/Transform.h"
 
 #include "llm/Client.h"
 #include "llm/Prompt.h"
@@ -216,6 +217,8 @@ support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues(
                              t.risk, t.reference);
   std::string knobs;
   for (const auto &k : manifest_.knobs) {
+    if (k.kind == KnobKind::Source)
+      continue; // shown with the nests they transform
     std::vector<std::string> values;
     for (const auto &v : k.values)
       values.push_back(v.empty() ? "\"\" (unset)" : v);
@@ -233,7 +236,19 @@ support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues(
       {"flags", manifest_.flags.empty() ? "(none)" : manifest_.flags},
       {"knob_list", knobs.empty() ? "(the project has no knobs)\n" : knobs},
       {"catalogue", catalogue},
+      {"source_model", sourceModel()},
   };
+}
+
+std::string KernelCodec::sourceModel() const {
+  if (!manifest_.plan)
+    return "(none: hone reads the loops of C and C++ projects only)\n";
+  std::string text = manifest_.plan->describe();
+  if (text.empty())
+    return "(no loop nest hone can transform)\n";
+  return "Each nest's knobs (FILE:LINE.ACTION) are in \"knobs\" too: set one instead of rewriting that nest, on a "
+         "file you do not edit. A value \"not proven\" may still be right, but then your code must make it so.\n" +
+         text;
 }
 
 std::string KernelCodec::show(const std::string &artifact) const {

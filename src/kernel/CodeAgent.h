@@ -55,6 +55,8 @@ public:
   std::string artifactName() const override { return "kernel"; }
   std::string fence() const override;
   support::Expected<std::map<std::string, std::string>> promptValues() const override;
+  /// What the source model says of each nest (its loops, what is legal, why the rest is not), for the prompt.
+  std::string sourceModel() const;
   std::optional<tune::LlmRejection> check(const std::string &artifact) const override;
   std::string show(const std::string &artifact) const override;
   std::map<std::string, std::string> baseValues(const std::string &base, const nlohmann::json &feedback) const override;

@@ -5,6 +5,7 @@
 // does not compile); evidence alignment against the diagnostics' locations;
 // the insight stage's reading; what the model is shown.
 #include "kernel/CodeAgent.h"
+#include "kernel/SourceKnobs.h"
 
 #include "support/FileUtil.h"
 
@@ -211,6 +212,25 @@ TEST_F(CodeAgentTest, TheModelIsShownTheFilesTheKnobsAndNumberedDiagnosticsAsThe
   EXPECT_EQ(prompt->at("editable"), "k.c");
   EXPECT_NE(prompt->at("catalogue").find("- loop-tiling: "), std::string::npos);
   EXPECT_EQ(prompt->at("catalogue").find("coalescing"), std::string::npos); // GPU entries are not a C program's
+}
+
+TEST_F(CodeAgentTest, TheModelIsShownWhatTheDependenceTestSaysOfEachNest) {
+  auto prompt = codec->promptValues();
+  ASSERT_TRUE(prompt) << prompt.error().message;
+  EXPECT_NE(prompt->at("source_model").find("(none"), std::string::npos); // no plan: said so
+  Manifest withPlan = m;
+  auto described = addSourceKnobs(withPlan);
+  ASSERT_TRUE(described) << described.error().message;
+  KernelCodec planned(withPlan, *loadCatalogue(), (dir / "check2").string(), {}, "a test machine");
+  auto values = planned.promptValues();
+  ASSERT_TRUE(values) << values.error().message;
+  const std::string &model = values->at("source_model");
+  EXPECT_NE(model.find("nest k.c:10"), std::string::npos) << model;
+  EXPECT_NE(model.find("k.c:10.parallel"), std::string::npos) << model;
+  // The sum's scalar is a reduction, so parallel is legal; the source knobs are not listed twice.
+  EXPECT_EQ(model.find("not proven: on"), std::string::npos) << model;
+  EXPECT_EQ(values->at("knob_list").find("k.c:10"), std::string::npos) << values->at("knob_list");
+  EXPECT_NE(values->at("knob_list").find("TILE"), std::string::npos);
 }
 
 TEST_F(CodeAgentTest, TheInsightStageNamesCatalogueEntriesOrIsToldWhichExist) {
