@@ -376,21 +376,19 @@ void addMeasure(CLI::App &parent, Action &action) {
         std::cerr << "hone: the reference does not build (" << rb.error << ")\n";
         return kRejected;
       }
-      // Interleaved rounds, the reference and every variant once each, the order rotated from round
-      // to round: drift of a shared machine hits all alike, and none always runs first.
-      std::vector<double> refSamples;
-      for (int round = 0; round < opts->rounds; ++round) {
-        for (size_t k = 0; k <= timed.size(); ++k) {
-          size_t slot = (k + static_cast<size_t>(round)) % (timed.size() + 1);
-          bool isRef = slot == timed.size();
-          auto t = isRef ? ev.time(ref, rb.exe, refDir) : ev.time(*timed[slot].variant, timed[slot].exe, timed[slot].dir);
-          if (!t) {
-            std::cerr << "hone: timing failed: " << t.error().message << "\n";
-            return kRejected;
-          }
-          (isRef ? refSamples : timed[slot].samples).push_back(t->median);
-        }
+      // Interleaved rounds, the reference and every variant once each (KernelEvaluator::interleaved).
+      std::vector<kernel::KernelEvaluator::Contender> contenders;
+      for (const auto &t : timed)
+        contenders.push_back({t.variant, t.exe, t.dir});
+      contenders.push_back({&ref, rb.exe, refDir});
+      auto samples = ev.interleaved(contenders, opts->rounds);
+      if (!samples) {
+        std::cerr << "hone: timing failed: " << samples.error().message << "\n";
+        return kRejected;
       }
+      for (size_t i = 0; i < timed.size(); ++i)
+        timed[i].samples = (*samples)[i];
+      std::vector<double> refSamples = samples->back();
       kernel::Timing tr = kernel::summarize(refSamples, m->timing.targetCi);
       auto ci = [](double x) { return std::isfinite(x) ? x : -1.0; };
       json out{{"project", m->name}, {"seeds", ev.seeds()}, {"rounds", opts->rounds}, {"validated", true},

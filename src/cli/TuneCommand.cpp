@@ -139,6 +139,10 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--workdir", opts->kernel.workdir,
                   "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
   cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
+  cmd->add_option("--final-rounds", opts->kernel.finalRounds,
+                  "Kernels: interleaved rounds timing the best beside the unmodified program and its -O3 -march=native "
+                  "build when it is written (0: none)")
+      ->check(CLI::Range(0, 100));
   cmd->add_flag("--no-source-transforms", opts->noSourceTransforms,
                 "Kernels: no knobs of hone's own source transformations (only the manifest's)");
   cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");

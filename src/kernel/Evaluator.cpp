@@ -237,6 +237,82 @@ double KernelEvaluator::referenceForScoring() {
   return referenceSeconds();
 }
 
+support::Expected<std::vector<std::vector<double>>>
+KernelEvaluator::interleaved(const std::vector<Contender> &contenders, int rounds) {
+  std::vector<std::vector<double>> samples(contenders.size());
+  for (int round = 0; round < rounds; ++round)
+    for (size_t k = 0; k < contenders.size(); ++k) {
+      size_t slot = (k + static_cast<size_t>(round)) % contenders.size();
+      const Contender &c = contenders[slot];
+      auto t = time(*c.variant, c.exe, c.dir);
+      if (!t)
+        return t.error();
+      samples[slot].push_back(t->median);
+    }
+  return samples;
+}
+
+nlohmann::json KernelEvaluator::compareWithCompilerOnly(const Variant &best, int rounds) {
+  // The compiler-only baseline: the flags knob's value with both -O3 and -march=native, the plain
+  // pair first.
+  const Knob *flags = nullptr;
+  std::string value;
+  for (const auto &k : manifest_.knobs)
+    if (k.kind == KnobKind::Flags)
+      for (const auto &v : k.values)
+        if (v.find("-O3") != std::string::npos && v.find("-march=native") != std::string::npos &&
+            (value.empty() || v.size() < value.size())) {
+          flags = &k;
+          value = v;
+        }
+  if (!flags)
+    return {{"skipped", "the manifest's flags knob has no value with -O3 -march=native"}};
+  Variant compilerOnly = referenceVariant(manifest_);
+  compilerOnly.knobs[flags->name] = value;
+  Variant reference = referenceVariant(manifest_);
+  std::vector<std::pair<std::string, const Variant *>> wanted = {
+      {"reference", &reference}, {"compiler_only", &compilerOnly}, {"best", &best}};
+  std::vector<Contender> contenders;
+  nlohmann::json out{{"rounds", rounds}, {"compiler_only", {{"flags", value}}}};
+  for (const auto &[name, v] : wanted) {
+    std::string dir = (fs::path(settings_.workdir) / "final" / name).string();
+    BuildResult b = buildValidated(manifest_, *v, dir);
+    std::string error;
+    if (!b.ok)
+      error = "does not build: " + b.error;
+    else if (auto bad = validate(*v, b.exe, dir, seeds_))
+      error = fmt::format("is {}: {}", engine::toString(bad->status), bad->error);
+    else if (b = buildTimed(manifest_, *v, dir, b); !b.ok)
+      error = "does not build for timing: " + b.error;
+    if (!error.empty()) {
+      if (name != "compiler_only")
+        return {{"skipped", fmt::format("the {} {}", name, error)}};
+      out["compiler_only"]["error"] = error; // -march=native may change results beyond the tolerance
+      continue;
+    }
+    contenders.push_back({v, b.exe, dir});
+  }
+  auto samples = interleaved(contenders, rounds);
+  if (!samples)
+    return {{"skipped", "timing failed: " + samples.error().message}};
+  const auto &ref = samples->front(), &mine = samples->back();
+  auto ratio = [&](const std::vector<double> &num, const std::vector<double> &den) {
+    std::vector<double> r;
+    for (size_t i = 0; i < num.size() && i < den.size(); ++i)
+      r.push_back(num[i] / den[i]);
+    return summarize(r, 1).median;
+  };
+  out["reference_s"] = summarize(ref, 1).median;
+  out["best"] = {{"median_s", summarize(mine, 1).median}, {"speedup", ratio(ref, mine)}};
+  if (contenders.size() == 3) {
+    const auto &co = (*samples)[1];
+    out["compiler_only"]["median_s"] = summarize(co, 1).median;
+    out["compiler_only"]["speedup"] = ratio(ref, co);
+    out["best"]["over_compiler_only"] = ratio(co, mine);
+  }
+  return out;
+}
+
 std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const std::string &exe,
                                                        const std::string &dir, Timing *timing) {
   // A program's own timer (region mode) is believed only as far as the whole process agrees

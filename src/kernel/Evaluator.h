@@ -94,6 +94,23 @@ public:
   /// side by side share a round): timing a candidate again never serves it inputs it has seen.
   support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir, int round = 0);
 
+  /// A built program to time side by side with others.
+  struct Contender {
+    const Variant *variant = nullptr;
+    std::string exe, dir;
+  };
+  /// Each contender timed once per round (its median) for `rounds` interleaved rounds, the order
+  /// rotated from round to round: drift of a shared machine hits all alike, and none always runs
+  /// first. The samples per contender, in the contenders' order.
+  support::Expected<std::vector<std::vector<double>>> interleaved(const std::vector<Contender> &contenders, int rounds);
+
+  /// The best of a run against the compiler-only baseline: the unmodified program, the same with
+  /// the flags knob's `-O3 -march=native` value, and `best`, built, validated and timed side by side
+  /// over `rounds` interleaved rounds. {"rounds", "reference_s", "compiler_only": {"flags",
+  /// "median_s", "speedup"} or {"error"}, "best": {"median_s", "speedup", "over_compiler_only"}};
+  /// {"skipped": why} when the manifest has no such flags value.
+  nlohmann::json compareWithCompilerOnly(const Variant &best, int rounds);
+
 private:
   /// Region mode: the failure when the reported time is not trusted (after a side-by-side re-timing,
   /// which replaces `timing` when it clears the candidate); nullopt otherwise.

@@ -25,7 +25,8 @@ json KernelOptions::toJson() const {
           {"workdir", workdir},
           {"profile", profile},
           {"ncu_report", ncuReport},
-          {"source_transforms", sourceTransforms}};
+          {"source_transforms", sourceTransforms},
+          {"final_rounds", finalRounds}};
 }
 
 support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
@@ -37,6 +38,9 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
     o.profile = r.get<bool>("profile", true);
     o.ncuReport = r.get<std::string>("ncu_report", "");
     o.sourceTransforms = r.get<bool>("source_transforms", true);
+    o.finalRounds = r.get<int>("final_rounds", 3);
+    if (o.finalRounds < 0 || o.finalRounds > 100)
+      throw std::runtime_error("the run's kernel options: final_rounds must be 0 to 100");
     r.finish();
     return o;
   } catch (const std::exception &e) {
@@ -90,9 +94,9 @@ std::string hostLabel() {
 
 class KernelProblem final : public tune::Problem {
 public:
-  KernelProblem(Manifest m, EvaluatorSettings s, std::vector<Transformation> catalogue)
+  KernelProblem(Manifest m, EvaluatorSettings s, std::vector<Transformation> catalogue, int finalRounds)
       : manifest_(m), space_(m), checkDir_((fs::path(s.workdir) / "llm-check").string()),
-        evaluator_(std::move(m), std::move(s)), catalogue_(std::move(catalogue)) {}
+        evaluator_(std::move(m), std::move(s)), finalRounds_(finalRounds), catalogue_(std::move(catalogue)) {}
   support::Expected<bool> prepare() { return evaluator_.prepare(); }
 
   std::string subject() const override { return manifest_.name; }
@@ -146,10 +150,18 @@ public:
                  {"score", best.result.score}};
     for (const auto &[name, text] : v->files)
       summary["edited_files"].push_back(name);
+    note_.clear();
+    if (finalRounds_ > 0) {
+      // Every kernel result states its speedup over the compiler-only baseline too, measured side by side.
+      json c = evaluator_.compareWithCompilerOnly(*v, finalRounds_);
+      summary["side_by_side"] = c;
+      note_ = sideBySideNote(c);
+    }
     if (!write(dir / "best.json", summary.dump(2) + "\n"))
       return support::Error{why};
     return dir.string();
   }
+  std::string bestNote() const override { return note_; }
   std::string defaultBestName(int64_t runId) const override {
     return fmt::format("best-{}-run{}", manifest_.name, runId);
   }
@@ -168,10 +180,27 @@ private:
       label += "; " + evaluator_.weakValidationNote();
     return label;
   }
+  static std::string sideBySideNote(const json &c) {
+    if (c.contains("skipped"))
+      return "side by side: not measured (" + c["skipped"].get<std::string>() + ")";
+    const json &co = c["compiler_only"];
+    std::string flags = co.value("flags", "");
+    if (co.contains("error"))
+      return fmt::format("side by side ({} rounds): the best {:.2f}x the unmodified program; the compiler-only "
+                         "baseline ({}) {}",
+                         c["rounds"].get<int>(), c["best"]["speedup"].get<double>(), flags,
+                         co["error"].get<std::string>());
+    return fmt::format("side by side ({} rounds): the best {:.2f}x the unmodified program and {:.2f}x the "
+                       "compiler-only baseline ({}, itself {:.2f}x)",
+                       c["rounds"].get<int>(), c["best"]["speedup"].get<double>(),
+                       c["best"]["over_compiler_only"].get<double>(), flags, co["speedup"].get<double>());
+  }
   Manifest manifest_;
   KnobSpace space_;
   std::string checkDir_;
-  KernelEvaluator evaluator_;
+  mutable KernelEvaluator evaluator_; // writeBest times the best side by side
+  int finalRounds_ = 3;
+  mutable std::string note_;
   std::vector<Transformation> catalogue_;
 };
 
@@ -200,7 +229,8 @@ public:
     s.profile = options->profile;
     s.profileOptions.ncuReport = options->ncuReport;
     s.profileOptions.seed = m->seeds.front();
-    auto problem = std::make_unique<KernelProblem>(std::move(*m), std::move(s), std::move(*catalogue));
+    auto problem =
+        std::make_unique<KernelProblem>(std::move(*m), std::move(s), std::move(*catalogue), options->finalRounds);
     if (auto ok = problem->prepare(); !ok)
       return ok.error();
     return std::unique_ptr<tune::Problem>(std::move(problem));

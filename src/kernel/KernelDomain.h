@@ -24,6 +24,7 @@ struct KernelOptions {
   bool profile = true;   // profile and diagnose each new best
   std::string ncuReport; // an Nsight Compute CSV report to add to the diagnosis
   bool sourceTransforms = true; // hone's own source transformations of the nests (SourceKnobs.h)
+  int finalRounds = 3; // the best against the compiler-only baseline, side by side, when written; 0: not
 
   nlohmann::json toJson() const;
   static support::Expected<KernelOptions> fromJson(const nlohmann::json &j);

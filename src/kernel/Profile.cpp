@@ -94,7 +94,7 @@ Expected<CachegrindData> parseCachegrind(const std::string &text) {
   std::map<std::pair<std::string, std::string>, CostLine> functions;
   std::map<std::tuple<std::string, std::string, int>, CostLine> lines;
   auto lines_ = splitLines(text);
-  bool sawEvents = false;
+  bool sawEvents = false, sawCmd = false;
   // "fl=(3) name" defines 3; "fl=(3)" refers to it; "fl=name" is plain.
   auto nameOf = [&](int table, const std::string &value, int lineNo) -> Expected<std::string> {
     size_t digits = 1;
@@ -131,8 +131,14 @@ Expected<CachegrindData> parseCachegrind(const std::string &text) {
       sawEvents = true;
       continue;
     }
-    if (l.rfind("desc:", 0) == 0 || l.rfind("cmd:", 0) == 0 || l.rfind("version:", 0) == 0 ||
-        l.rfind("creator:", 0) == 0 || l.rfind("pid:", 0) == 0 || l.rfind("positions:", 0) == 0)
+    if (l.rfind("cmd:", 0) == 0) {
+      sawCmd = true;
+      continue;
+    }
+    if (l.rfind("desc:", 0) == 0 || l.rfind("version:", 0) == 0 || l.rfind("creator:", 0) == 0 ||
+        l.rfind("pid:", 0) == 0 || l.rfind("positions:", 0) == 0)
+      continue;
+    if (sawCmd && !sawEvents) // valgrind writes the command verbatim: a shell script's newlines too
       continue;
     if (l.rfind("summary:", 0) == 0 || l.rfind("totals:", 0) == 0) {
       std::istringstream words(l.substr(l.find(':') + 1));

@@ -70,6 +70,9 @@ public:
   /// Writes the best artifact where the user can use it (`path`); returns what was written.
   virtual support::Expected<std::string> writeBest(const engine::Step &best, const std::string &path,
                                                    const std::string &header) const = 0;
+  /// What the domain measured of the best while writing it, for the run's summary (kernels: the best
+  /// against the compiler-only baseline, side by side); "" when nothing.
+  virtual std::string bestNote() const { return {}; }
   /// The best's file or folder name when the user does not say, e.g. "best-circuit-run3.map"; the
   /// session puts it beside the store, after the store's name ("hone-best-circuit-run3.map" for hone.db).
   virtual std::string defaultBestName(int64_t runId) const = 0;

@@ -395,6 +395,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
       report.bestFile.clear();
     } else {
       report.bestFile = *written;
+      report.bestNote = problem.bestNote();
     }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -430,6 +431,7 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
          {"failures", o.progress.failures},
          {"best_score", o.best ? o.progress.bestScore : 0.0},
          {"best_file", report.bestFile.empty() ? json() : json(report.bestFile)},
+         {"best_note", report.bestNote},
          {"best_step", o.best ? json(*o.best) : json()},
          {"score_relative_to", config.baselineLabel},
          {"stop_reason", o.stopReason},
@@ -483,6 +485,8 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
   if (o.best)
     out << fmt::format("best: {} (step {}), written to {}\n", scoreText(o.progress.bestScore, config), *o.best,
                        report.bestFile.empty() ? "(not written)" : report.bestFile);
+  if (o.best && !report.bestNote.empty())
+    out << report.bestNote << "\n";
   else
     out << "best: none -- every candidate failed (hone show " << report.runId << " --trajectory)\n";
   out << fmt::format("run {} in {}: {} evaluations, {} failed; {} ({:.1f} s)\n", report.runId, db,

@@ -25,6 +25,7 @@ struct TuneReport {
   engine::LoopOutcome outcome;
   std::string bestText;
   std::string bestFile; // written, or empty
+  std::string bestNote; // Problem::bestNote after writing the best
   double seconds = 0;
   store::RunUsage usage; // what the LLM agent spent (zero for the built-in agents)
   std::string llmCache;  // the LLM's response cache used

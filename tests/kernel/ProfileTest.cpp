@@ -63,6 +63,16 @@ TEST(Cachegrind, CompressedNamesAndMissingCounts) {
   EXPECT_EQ(ev(d->lines.front(), "D1mr"), 26);
 }
 
+TEST(Cachegrind, ACommandWithNewlinesIsPartOfItsHeader) {
+  // valgrind writes `cmd:` verbatim: a shell script run under it (stderr sent to a file) spans lines.
+  auto d = parseCachegrind("desc: I1 cache: 32768 B\ncmd: sh -c exec 2>/tmp/run/.hone-stderr\n/tmp/run/prog 1\n"
+                           "events: Ir\nfl=k.c\nfn=main\n3 10\nsummary: 10\n");
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->totals.at("Ir"), 10);
+  // After the events line, a stray line is still an error.
+  EXPECT_FALSE(parseCachegrind("cmd: x\nevents: Ir\nfl=k.c\nfn=main\n/tmp/run/prog\n"));
+}
+
 TEST(Cachegrind, RejectsWhatIsNotCachegrind) {
   for (const char *bad : {"", "hello world\n", "events: Ir\nfl=(3)\n1 2\n", "10 20 30\n", "events: Ir\nfn=x\n1 2 3\n",
                           "events: Ir\nfn=x\n-1 2\n", "events:\n", "events: Ir\nfn=x\n1 abc\n"}) {
