@@ -50,6 +50,11 @@ struct EvaluatorSettings {
 /// (regex ...)"), for every output that shows a time.
 std::string timedWhat(const Manifest &m);
 
+/// Whether `v` differs from the reference only by compiler flags and hone's own loop rewrites (its
+/// files are what its source knobs render): the program's timer then times what the project's code
+/// times, and region mode's process-time check is skipped.
+bool timerUntouched(const Manifest &m, const Variant &v);
+
 /// The region-timing trust check: a reported time that claims a real saving (under 0.8 of the
 /// reference's region) must be matched by the whole process, at least half of it, within the
 /// process times' noise (their 95% half-widths combined, at least 2% of the reference's process time

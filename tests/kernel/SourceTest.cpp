@@ -4,6 +4,7 @@
 // stencils that are and are not fully permutable, reductions, temporaries,
 // indirect subscripts, calls), and rewritten programs that compile and print
 // what the original prints.
+#include "kernel/Evaluator.h"
 #include "kernel/Manifest.h"
 #include "kernel/Runner.h"
 #include "kernel/SourceKnobs.h"
@@ -496,4 +497,30 @@ TEST(SourceKnobs, NestHeatSumsEachNestsLinesHottestFirst) {
   EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 0.7);
   EXPECT_EQ(heat[1]["nest"], "k.c:5");
   EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 0.1);
+}
+
+TEST(SourceKnobs, FlagsAndHonesOwnRewritesLeaveTheTimerAlone) {
+  Scratch s;
+  hone::kernel::Manifest m = racyProject(s);
+  ASSERT_TRUE(m.plan);
+  hone::kernel::Knob flags;
+  flags.name = "flags";
+  flags.kind = hone::kernel::KnobKind::Flags;
+  flags.values = {"", "-O3"};
+  m.knobs.push_back(flags);
+  hone::kernel::Knob define;
+  define.name = "MODE";
+  define.values = {"0", "1"};
+  m.knobs.push_back(define);
+  hone::kernel::Variant v = hone::kernel::referenceVariant(m);
+  v.knobs["flags"] = "-O3";
+  v.knobs["k.c:5.parallel"] = "on";
+  ASSERT_TRUE(hone::kernel::realise(m, v));
+  EXPECT_TRUE(hone::kernel::timerUntouched(m, v));
+  hone::kernel::Variant edited = v;
+  edited.files["k.c"] += "/* an edit of the agent's */\n";
+  EXPECT_FALSE(hone::kernel::timerUntouched(m, edited));
+  hone::kernel::Variant defined = v;
+  defined.knobs["MODE"] = "1"; // a define may change what the program times
+  EXPECT_FALSE(hone::kernel::timerUntouched(m, defined));
 }
