@@ -14,10 +14,10 @@
 # (NAME/NAME.c, init alone; --size unused).
 # The suite is copied to OUT/suite first: the user's clone is never written to.
 set -euo pipefail
-usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile]"
+usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--write]"
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
 suite=$1; shift
-agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1
+agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1 write=0 invocation="bench/suite.sh <$(basename "$suite")> $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --agent) agents="$agents $2"; shift ;;
@@ -28,6 +28,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --hone) hone=$2; shift ;;
     --no-profile) profile=0 ;;
+    --write) write=1 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift
@@ -144,7 +145,20 @@ for project, rs in by_dir.items():
         best = max(mine, key=lambda x: x[1])[0] if mine else None
         rb = results.get(best, {}) if best else {}
         ro3 = results.get(o3, {})
-        rec = {"accepted": accepted, "correct": correct,
+        # What the best changed from the run's start: its knobs that differ, and whether its source does.
+        def knobs_of(text):
+            try:
+                import tomllib
+                return tomllib.loads(text)
+            except Exception:
+                return {}
+        start = c.execute("SELECT c.artifact FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
+                          "WHERE e.run_id = ? AND e.sequence = 0", (rid,)).fetchone()
+        b = knobs_of(open(best).read()) if best else {}
+        s0 = knobs_of(start[0]) if start else {}
+        changes = [f"{k}={v}" for k, v in sorted(b.get("knobs", {}).items()) if s0.get("knobs", {}).get(k) != v]
+        rec = {"changes": changes, "source_changed": bool(b.get("files")),
+               "accepted": accepted, "correct": correct,
                "best_speedup": rb.get("speedup", {}).get("median", 0.0),
                "o3_speedup": ro3.get("speedup", {}).get("median", 0.0),
                "error": "" if rb.get("speedup") else (rb.get("error") or p.stderr.strip())[:300]}
@@ -200,8 +214,32 @@ notes = [f"- Suite: {kind}, {len(setup)} programs; not set up: {', '.join(failed
          "- Speedups: each run's best, re-measured side by side with the unmodified program and with the program at "
          "-O3 -march=native (medians over interleaved rounds); the geometric means are over the programs measured.",
          f"- {elapsed} s for this invocation."]
-text = "\n".join(lines + [""] + notes) + "\n"
+per_program = ["| program | agent | best over the original | -O3 -march=native over the original | best over -O3 -march=native | source changed | what the best changed |",
+               "|---|---|---|---|---|---|---|"]
+for agent in agents:
+    for r in detail["agents"][agent]["runs"]:
+        s, o3 = r["best_speedup"], r["o3_speedup"]
+        per_program.append(f"| {r['program']} | {agent} | {s:.2f}x | {o3:.2f}x | "
+                           f"{(s / o3) if s > 0 and o3 > 0 else 0:.2f}x | {'yes' if r.get('source_changed') else 'no'} | "
+                           f"{', '.join(r.get('changes', [])) or '-'} |")
+text = "\n".join(lines + [""] + per_program + [""] + notes) + "\n"
 print(text)
 open(os.path.join(out, "suite-results.md"), "w").write(text)
 json.dump(detail, open(os.path.join(out, "suite-results.json"), "w"), indent=2)
 PY
+
+if [ "$write" = 1 ]; then
+  python3 - "$out/suite-results.md" "$invocation" "$(hostname) ($(nproc) cores)" "$repo/docs/RESULTS.md" <<'PY'
+import sys
+table, invocation, machine, path = sys.argv[1:5]
+begin, end = "<!-- suite:begin -->", "<!-- suite:end -->"
+block = f"{begin}\n`{invocation}` on {machine}:\n\n{open(table).read()}{end}"
+doc = open(path).read()
+if begin in doc:
+    doc = doc[:doc.index(begin)] + block + doc[doc.index(end) + len(end):]
+else:
+    doc += "\n## An external suite: PolyBench/C (`bench/suite.sh SUITE_DIR --write`)\n\n" + block + "\n"
+open(path, "w").write(doc)
+print(f"written to {path}")
+PY
+fi

@@ -361,7 +361,49 @@ TEST(Transform, CombinedChoicesCompose) {
   ASSERT_TRUE(text) << text.error().message;
   EXPECT_NE(text->find("#pragma omp parallel for"), std::string::npos);
   EXPECT_NE(text->find("hone_i_t += 8"), std::string::npos) << *text;
+  // The tiled nest's parallel loop is the first tile loop: every element loop's variable, declared
+  // outside the nest, is private (i too: shared, the threads raced on it; found by the race check).
+  EXPECT_NE(text->find("#pragma omp parallel for private(k, j, i)"), std::string::npos) << *text;
   EXPECT_EQ(buildAndRun(s, "combined", *text, "-fopenmp"), expected) << *text;
+}
+
+TEST(Transform, AStatementEndingInAMacroArgumentIsRewrittenWhole) {
+  Scratch s;
+  // PolyBench's seidel-2d: the statement ends in SCALAR_VAL(9.0), and clang's extent ends at 9.0.
+  const char *program = R"(#include <stdio.h>
+#define SCALAR_VAL(x) x
+#define N 20
+double A[N][N];
+int main(void) {
+  int t, i, j;
+  for (i = 0; i < N; i++)
+    for (j = 0; j < N; j++)
+      A[i][j] = (i * 3 + j) % 7;
+  for (t = 0; t < 3; t++)
+    for (i = 1; i < N - 1; i++)
+      for (j = 1; j < N - 1; j++)
+        A[i][j] = (A[i-1][j] + A[i][j-1] + A[i][j] + A[i][j+1]
+                   + A[i+1][j])/SCALAR_VAL(5.0);
+  double sum = 0;
+  for (i = 0; i < N; i++)
+    sum += A[i][i];
+  printf("%.17g\n", sum);
+  return 0;
+}
+)";
+  std::string expected = buildAndRun(s, "orig", program, "");
+  s.write("k.c", program);
+  auto parsed = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(parsed);
+  const FileModel &f = parsed->files[0];
+  ASSERT_GE(f.nests.size(), 2u);
+  const Nest &n = f.nests[1];
+  EXPECT_EQ(f.text.substr(n.loops[0].end - 16, 16), "SCALAR_VAL(5.0);");
+  NestChoice c;
+  c.unroll = 2;
+  auto text = rewrite(f, {{1, c}});
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(buildAndRun(s, "unrolled", *text, ""), expected) << *text;
 }
 
 TEST(Transform, ThePlanMarksWhatTheTestCannotProve) {

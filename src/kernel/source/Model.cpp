@@ -178,15 +178,23 @@ private:
   enum class Mode { Read, Write, ReadWrite };
 
   /// The end of a statement whose extent ends at `end`: past its ';' unless it ends with a brace.
+  /// An extent that ends inside a macro's arguments (`x / SCALAR_VAL(9.0)` ends at `9.0`: clang
+  /// maps the last token to where the argument is spelled) is carried to the ';' that follows, over
+  /// the rest of the invocation; a brace or a statement keyword on the way leaves it as it was.
   size_t statementEnd(size_t end) const {
     if (end > 0 && end <= text_.size() && text_[end - 1] == '}')
       return end;
     auto it = std::lower_bound(toks_.begin(), toks_.end(), end, [](const Tok &t, size_t o) { return t.begin < o; });
-    for (; it != toks_.end(); ++it) {
-      if (it->text == ";")
+    for (int depth = 0; it != toks_.end(); ++it) {
+      if (it->kind == CXToken_Comment)
+        continue;
+      const std::string &t = it->text;
+      if (t == ";" && depth <= 0)
         return it->end;
-      if (it->kind != CXToken_Comment)
+      if (t == "{" || t == "}" || t == "for" || t == "if" || t == "while" || t == "do" || t == "return" ||
+          t == "else" || t == ";")
         break;
+      depth += t == "(" || t == "[" ? 1 : t == ")" || t == "]" ? -1 : 0;
     }
     return end;
   }
@@ -333,6 +341,15 @@ private:
     a.order = order_++;
     a.inCondition = conditional_ > 0;
     nest_.accesses.push_back(std::move(a));
+  }
+
+  /// An access through a pointer or a member: memory hone cannot name.
+  void recordIndirect(CXCursor at, Mode m, int loop) {
+    Access a;
+    a.base = "*";
+    a.indirect = true;
+    setMode(a, m);
+    record(std::move(a), at, loop);
   }
 
   static void setMode(Access &a, Mode m) {
@@ -564,11 +581,7 @@ private:
         return;
       }
       if (op == "*") { // through a pointer: where it points is not known
-        Access a;
-        a.base = "*";
-        a.indirect = true;
-        setMode(a, mode);
-        record(std::move(a), c, loop);
+        recordIndirect(c, mode, loop);
         return all(Mode::Read);
       }
       return all(Mode::Read);
@@ -611,14 +624,9 @@ private:
         record(std::move(a), c, loop);
       }
       return;
-    case CXCursor_MemberRefExpr: {
-      Access a;
-      a.base = "*";
-      a.indirect = true;
-      setMode(a, mode);
-      record(std::move(a), c, loop);
+    case CXCursor_MemberRefExpr:
+      recordIndirect(c, mode, loop);
       return all(Mode::Read);
-    }
     case CXCursor_CallExpr: {
       std::string callee = str(clang_getCursorSpelling(c));
       if (std::find(nest_.calls.begin(), nest_.calls.end(), callee) == nest_.calls.end())

@@ -195,7 +195,9 @@ support::Expected<std::string> restructure(const Nest &n, const std::string &tex
     Parallelism p = parallelism(n, band[static_cast<size_t>(order[0])], &none);
     if (!p.legal)
       p = forced(n, band[static_cast<size_t>(order[0])]);
-    for (size_t i = 1; i < order.size(); ++i) {
+    // Tiled, the parallel loop is the first tile loop, and every element loop runs inside it: the
+    // outermost element loop's variable is private too.
+    for (size_t i = c.tile > 0 ? 0 : 1; i < order.size(); ++i) {
       const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(order[i])])];
       if (!L.declaresVar && std::find(p.privates.begin(), p.privates.end(), L.var) == p.privates.end())
         p.privates.push_back(L.var);
