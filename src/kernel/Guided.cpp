@@ -390,7 +390,13 @@ private:
         knobs.push_back(k);
     std::stable_sort(knobs.begin(), knobs.end(),
                      [](const Knob *a, const Knob *b) { return explorationRank(a->role) < explorationRank(b->role); });
-    for (const Knob *k : knobs)
+    // A knob the agent has already moved from the start's value has had its say; moving it back is
+    // explored after every knob not yet moved (the flags after a parallel loop that paid off).
+    std::vector<const Knob *> explore = knobs;
+    std::stable_partition(explore.begin(), explore.end(), [&](const Knob *k) {
+      return !start_.count(k->name) || start_.at(k->name) == best_.at(k->name);
+    });
+    for (const Knob *k : explore)
       for (const auto &value : order(*k, best_.at(k->name))) {
         if (fruitless(k->name, value))
           continue;

@@ -1328,3 +1328,32 @@ TEST(GuidedKernelAgent, AKnobThatAlreadyPaidOffIsNotCombinedForItsLoss) {
     EXPECT_FALSE(p.rationale.rfind("flags -> ", 0) == 0 && p.rationale.find(" lost (") != std::string::npos)
         << "the flags' loss combined\n" << trace;
 }
+
+TEST(GuidedKernelAgent, AKnobThatPaidOffIsExploredBackOnlyAfterTheOthers) {
+  Manifest m = manifest();
+  m.constraints.clear();
+  auto catalogue = loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto agent = makeGuidedKernelAgent(m, *catalogue, renderVariant({defaultValues(m), {}}), "the start");
+  std::vector<Step> steps;
+  for (int i = 0; i < 4; ++i) {
+    auto proposed = agent->propose(1);
+    if (proposed.empty())
+      break;
+    Step s;
+    s.candidate = proposed[0];
+    auto v = parseVariant(m, s.candidate.artifact);
+    ASSERT_TRUE(v);
+    double t = v->knobs.at("OMP_NUM_THREADS") == "1" ? 1.0 : 2.0; // one thread pays off (no findings: exploring)
+    if (v->knobs.at("flags") == "-O3")
+      t *= 0.9;
+    s.result.score = 2.0 / t;
+    s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+    steps.push_back(s);
+    agent->notify({s});
+  }
+  ASSERT_GE(steps.size(), 3u);
+  ASSERT_NE(steps[1].candidate.rationale.find("OMP_NUM_THREADS"), std::string::npos) << steps[1].candidate.rationale;
+  // The threads moved and paid off: the flags are explored next, not the threads back to unset.
+  EXPECT_NE(steps[2].candidate.rationale.find("exploring flags"), std::string::npos) << steps[2].candidate.rationale;
+}
