@@ -47,7 +47,7 @@ struct Scratch {
   }
 };
 
-Program parse(const Scratch &s, const std::string &text, const std::vector<std::string> &args = {}) {
+Program parseSource(const Scratch &s, const std::string &text, const std::vector<std::string> &args = {}) {
   s.write("k.c", text);
   auto p = analyze({{"k.c", (s.dir / "k.c").string()}}, args);
   EXPECT_TRUE(p) << (p ? "" : p.error().message);
@@ -71,7 +71,7 @@ int loopWithVar(const Nest &n, const std::string &var) {
   return 0;
 }
 
-const char *kMatmul = R"(#define N 64
+const char *kMatmulNest = R"(#define N 64
 static double A[N][N], B[N][N], C[N][N];
 void mm(int n) {
   int i, j, k;
@@ -86,7 +86,7 @@ void mm(int n) {
 
 TEST(SourceModel, ReadsANestItsLoopsAndItsAccesses) {
   Scratch s;
-  Program p = parse(s, kMatmul);
+  Program p = parseSource(s, kMatmulNest);
   const Nest &n = onlyNest(p);
   EXPECT_EQ(n.function, "mm");
   EXPECT_EQ(n.line, 5);
@@ -116,7 +116,7 @@ TEST(SourceModel, ReadsANestItsLoopsAndItsAccesses) {
 TEST(SourceModel, MacrosInBoundsAndSubscriptsAreReadThroughClang) {
   Scratch s;
   s.write("sizes.h", "#define NI 32\n#define OFF 1\n#define SHIFT(x) ((x) + 1)\n");
-  Program p = parse(s, R"(#include "sizes.h"
+  Program p = parseSource(s, R"(#include "sizes.h"
 double a[NI + 2], b[NI + 2];
 void f(void) {
   for (int i = 0; i <= NI - 1; ++i)
@@ -157,7 +157,7 @@ TEST(SourceModel, AFileThatDoesNotParseIsAWarningNotAnError) {
 
 TEST(Dependence, MatmulIsParallelOverRowsAndColumnsNotOverTheSum) {
   Scratch s;
-  const Program p = parse(s, kMatmul);
+  const Program p = parseSource(s, kMatmulNest);
   const Nest &n = onlyNest(p);
   EXPECT_TRUE(parallelism(n, loopWithVar(n, "i")).legal);
   EXPECT_TRUE(parallelism(n, loopWithVar(n, "j")).legal);
@@ -176,7 +176,7 @@ TEST(Dependence, MatmulIsParallelOverRowsAndColumnsNotOverTheSum) {
 
 TEST(Dependence, ASkewedStencilForbidsInterchangeAndTiling) {
   Scratch s;
-  const Program p = parse(s, R"(double A[100][100];
+  const Program p = parseSource(s, R"(double A[100][100];
 void f(void) {
   for (int i = 1; i < 99; i++)
     for (int j = 1; j < 99; j++)
@@ -195,7 +195,7 @@ void f(void) {
 
 TEST(Dependence, GaussSeidelIsFullyPermutableButNotParallel) {
   Scratch s;
-  const Program p = parse(s, R"(double A[100][100];
+  const Program p = parseSource(s, R"(double A[100][100];
 void f(void) {
   for (int i = 1; i < 99; i++)
     for (int j = 1; j < 99; j++)
@@ -212,7 +212,7 @@ void f(void) {
 
 TEST(Dependence, ScalarsAreReductionsPrivatesOrCarriedValues) {
   Scratch s;
-  Program p = parse(s, R"(double a[100], b[100];
+  Program p = parseSource(s, R"(double a[100], b[100];
 double sum(void) {
   double t = 0, s = 0;
   for (int i = 0; i < 100; i++)
@@ -241,7 +241,7 @@ double sum(void) {
 
 TEST(Dependence, IndirectSubscriptsAndUnknownCallsAreNotProvablyParallel) {
   Scratch s;
-  Program p = parse(s, R"(#include <math.h>
+  Program p = parseSource(s, R"(#include <math.h>
 int h[16], idx[100];
 double x[100];
 void g(double *);
@@ -280,7 +280,7 @@ std::string buildAndRun(const Scratch &s, const std::string &name, const std::st
   return out;
 }
 
-const char *kProgram = R"(#include <stdio.h>
+const char *kNestProgram = R"(#include <stdio.h>
 #define N 37
 static double A[N][N], B[N][N], C[N][N];
 static double v[N], w[N];
@@ -320,9 +320,9 @@ int main(void) {
 
 TEST(Transform, EveryProvenValueRewritesToAProgramThatPrintsTheSame) {
   Scratch s;
-  std::string expected = buildAndRun(s, "orig", kProgram, "");
+  std::string expected = buildAndRun(s, "orig", kNestProgram, "");
   ASSERT_FALSE(expected.empty());
-  s.write("k.c", kProgram);
+  s.write("k.c", kNestProgram);
   auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
   ASSERT_TRUE(program);
   Plan plan(*program, {});
@@ -336,7 +336,7 @@ TEST(Transform, EveryProvenValueRewritesToAProgramThatPrintsTheSame) {
       auto files = plan.render(values);
       ASSERT_TRUE(files) << k.name << "=" << k.values[i] << ": " << files.error().message;
       ASSERT_TRUE(files->count("k.c"));
-      EXPECT_NE(files->at("k.c"), kProgram) << k.name << "=" << k.values[i];
+      EXPECT_NE(files->at("k.c"), kNestProgram) << k.name << "=" << k.values[i];
       std::string flags = fmt::format("{}", fmt::join(plan.flags(values), " "));
       std::string got = buildAndRun(s, fmt::format("v{}", tried++), files->at("k.c"), flags);
       EXPECT_EQ(got, expected) << k.name << "=" << k.values[i] << "\n" << files->at("k.c");
@@ -346,8 +346,8 @@ TEST(Transform, EveryProvenValueRewritesToAProgramThatPrintsTheSame) {
 
 TEST(Transform, CombinedChoicesCompose) {
   Scratch s;
-  std::string expected = buildAndRun(s, "orig", kProgram, "");
-  s.write("k.c", kProgram);
+  std::string expected = buildAndRun(s, "orig", kNestProgram, "");
+  s.write("k.c", kNestProgram);
   auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
   ASSERT_TRUE(program);
   const FileModel &f = program->files[0];
@@ -408,7 +408,7 @@ int main(void) {
 
 TEST(Transform, ThePlanMarksWhatTheTestCannotProve) {
   Scratch s;
-  s.write("k.c", kProgram);
+  s.write("k.c", kNestProgram);
   auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
   ASSERT_TRUE(program);
   Plan plan(*program, {});
@@ -428,7 +428,7 @@ TEST(Transform, ThePlanMarksWhatTheTestCannotProve) {
 
 TEST(Transform, ThePlanIgnoresNestsThatPrint) {
   Scratch s;
-  s.write("k.c", kProgram);
+  s.write("k.c", kNestProgram);
   auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
   ASSERT_TRUE(program);
   Plan plan(*program, {});
