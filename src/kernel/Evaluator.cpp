@@ -281,6 +281,9 @@ KernelEvaluator::interleaved(const std::vector<Contender> &contenders, int round
 }
 
 nlohmann::json KernelEvaluator::compareWithCompilerOnly(const Variant &best, int rounds) {
+  if (manifest_.executor && !manifest_.executor->sharesMachine())
+    return {{"skipped", "the runs go to a cluster's nodes, where no two are side by side: measure the best with "
+                        "`hone kernel measure` on one node"}};
   // The compiler-only baseline: the flags knob's value with both -O3 and -march=native, the plain
   // pair first.
   const Knob *flags = nullptr;
