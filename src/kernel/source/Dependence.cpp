@@ -197,7 +197,7 @@ std::string bandBlockers(const Nest &n, const std::vector<int> &band) {
     bool writes = std::any_of(list.begin(), list.end(), [](const Access *a) { return a->write; });
     if (!writes)
       continue;
-    bool loopVar = std::any_of(n.loops.begin(), n.loops.end(), [&](const Loop &l) { return l.var == name; });
+    bool loopVar = std::any_of(n.loops.begin(), n.loops.end(), [&, &nm = name](const Loop &l) { return l.var == nm; });
     auto local = n.locals.find(name);
     if (loopVar || (local != n.locals.end() && inside(n, local->second, band.back())))
       continue;
@@ -300,7 +300,7 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
   for (const auto &[name, list] : scalars) {
     if (name == L.var || !std::any_of(list.begin(), list.end(), [](const Access *a) { return a->write; }))
       continue;
-    auto inner = std::find_if(n.loops.begin(), n.loops.end(), [&](const Loop &l) { return l.var == name; });
+    auto inner = std::find_if(n.loops.begin(), n.loops.end(), [&, &nm = name](const Loop &l) { return l.var == nm; });
     if (inner != n.loops.end()) {
       int li = static_cast<int>(inner - n.loops.begin());
       if (li != loop && inside(n, li, loop))

@@ -659,7 +659,7 @@ private:
     }
   }
 
-  CXTranslationUnit tu_;
+  [[maybe_unused]] CXTranslationUnit tu_;
   const std::string &text_;
   const std::vector<Tok> &toks_;
   Nest &nest_;

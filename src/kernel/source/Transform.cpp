@@ -183,8 +183,8 @@ support::Expected<std::string> restructure(const Nest &n, const std::string &tex
       inside.push_back(std::move(e));
   }
   body = apply(body, inside, inner.bodyBegin);
-  auto [indent, alone] = indentAt(text, n.loops[static_cast<size_t>(band.front())].begin);
-  (void)alone;
+  auto placed = indentAt(text, n.loops[static_cast<size_t>(band.front())].begin);
+  const std::string indent = placed.first;
   std::string out, pad = "";
   auto line = [&](const std::string &s) {
     out += (out.empty() ? "" : "\n" + indent + pad) + s;
