@@ -55,8 +55,15 @@ const std::vector<fs::path> &systemIncludeDirs() {
     std::vector<fs::path> d = {"/usr/include", "/usr/local/include"};
     std::error_code ec;
     for (const auto &e : fs::directory_iterator("/usr/include", ec))
-      if (e.is_directory(ec) && e.path().filename().string().find("-linux-") != std::string::npos)
+      if (e.is_directory(ec) && e.path().filename().string().find("-linux-") != std::string::npos) {
         d.push_back(e.path());
+        for (const auto &version : fs::directory_iterator(e.path() / "c++", ec))
+          d.push_back(version.path()); // libstdc++'s target headers (bits/c++config.h)
+      }
+    for (const auto &version : fs::directory_iterator("/usr/include/c++", ec)) {
+      d.push_back(version.path()); // the C++ standard library: <vector>, <cstdio>
+      d.push_back(version.path() / "backward");
+    }
     for (const char *root : {"/usr/lib/gcc", "/usr/lib/llvm-14/lib/clang", "/usr/lib/clang"})
       for (const auto &target : fs::directory_iterator(root, ec))
         for (const auto &version : fs::directory_iterator(target.path(), ec))

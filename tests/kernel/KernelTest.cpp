@@ -600,6 +600,13 @@ TEST(Init, FindsHeadersCompanionsStderrDatasetsAndTheTimerOfAMultiFileProgram) {
   ASSERT_TRUE(outside);
   EXPECT_EQ(outside->facts.missingHeaders, (std::vector<std::string>{"outside.h"}));
   EXPECT_NE(outside->text.find("# NOT FOUND: outside.h"), std::string::npos);
+  // The C++ standard library's headers are the system's, not missing ones.
+  auto cxx = initProject((root / "prog.cpp").string(),
+                         "#include <cstdio>\n#include <vector>\n#include <bits/c++config.h>\n"
+                         "int main() { std::vector<int> v(3); std::printf(\"%d\\n\", v[0]); }\n",
+                         {});
+  ASSERT_TRUE(cxx) << cxx.error().message;
+  EXPECT_TRUE(cxx->facts.missingHeaders.empty()) << cxx->text;
   // --include finds it; --source and --define are taken; paths that do not exist are errors.
   InitOptions byHand;
   byHand.scan.includeDirs = {(root.parent_path() / ("hone-init-outside-" + std::to_string(::getpid()))).string()};

@@ -65,8 +65,11 @@ struct PairDeps {
 /// Tests every subscript pair of two accesses to one array (ZIV, strong SIV, GCD).
 PairDeps testPair(const Nest &n, const Access &a, const Access &b, const std::set<std::string> &written) {
   PairDeps out;
-  if (a.subscripts.size() != b.subscripts.size())
-    return out;
+  if (a.subscripts.size() != b.subscripts.size() || a.layout != b.layout)
+    return out; // shaped differently: nothing is known
+  for (const auto &dim : a.layout)
+    if (written.count(dim.substr(dim.find(':') + 1)))
+      return out; // a row length the nest changes
   auto common = enclosing(n, a.loop);
   auto cb = enclosing(n, b.loop);
   common.erase(std::remove_if(common.begin(), common.end(),
@@ -171,19 +174,28 @@ std::vector<std::vector<uint8_t>> vectors(const PairDeps &p, const std::vector<i
   return out;
 }
 
+/// The first call inside `loop` that may have an effect (I/O, a write to memory, a state), or null.
+const Nest::CallSite *effectInside(const Nest &n, int loop) {
+  for (const auto &c : n.effects)
+    if (inside(n, c.loop, loop))
+      return &c;
+  return nullptr;
+}
+
+std::string effectReason(const Nest::CallSite &c) {
+  return c.io ? fmt::format("it does I/O ({}, line {})", c.name, c.line)
+              : fmt::format("it calls {} (line {}), which may write memory or keep state", c.name, c.line);
+}
+
 /// The reason a band cannot be reordered because of its scalars or its calls, or "".
 std::string bandBlockers(const Nest &n, const std::vector<int> &band) {
   if (n.jumps)
     return "the nest leaves its loops early (return, break or goto)";
-  if (n.io)
-    return "the nest does I/O";
   if (n.irregular)
     return "the nest holds while/do/switch statements or directives";
-  if (n.unknownCalls)
-    for (const auto &c : n.calls)
-      if (!isPureFunction(c))
-        return fmt::format("the nest calls {}, which may write memory", c);
   int top = band.front();
+  if (const auto *c = effectInside(n, top))
+    return "the band " + effectReason(*c).substr(3);
   std::map<std::string, std::vector<const Access *>> scalars;
   for (const auto &a : n.accesses) {
     if (!inside(n, a.loop, top))
@@ -256,15 +268,10 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
     out.why = "the nest leaves its loops early (return, break or goto)";
     return out;
   }
-  if (n.io) {
-    out.why = "the nest does I/O";
+  if (const auto *c = effectInside(n, loop)) {
+    out.why = effectReason(*c);
     return out;
   }
-  for (const auto &c : n.calls)
-    if (!isPureFunction(c)) {
-      out.why = fmt::format("it calls {}, which may write memory or keep state", c);
-      return out;
-    }
   std::map<std::string, std::vector<const Access *>> scalars;
   bool anyWrite = false, anyIndirect = false;
   for (const auto &a : n.accesses) {

@@ -4,7 +4,7 @@
 // file's tokens between an operator's operands (the file is tokenized once).
 #include "kernel/source/Model.h"
 
-#include <clang-c/Index.h>
+#include "kernel/source/LibClang.h"
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -152,6 +152,7 @@ public:
     auto kids = childrenOf(c);
     if (kids.empty())
       return index;
+    bounds(nest_.loops[static_cast<size_t>(index)], kids);
     CXCursor body = kids.back();
     {
       Loop &l = nest_.loops[static_cast<size_t>(index)];
@@ -293,6 +294,43 @@ private:
     l.canonical = l.step > 0 && !l.lower.empty() && !l.upper.empty();
   }
 
+  /// The bounds of a canonical loop as affine forms, from its header's cursors
+  /// (`for (init; cond; inc) body`).
+  void bounds(Loop &l, const std::vector<CXCursor> &kids) const {
+    if (!l.canonical || kids.size() != 4)
+      return;
+    std::optional<Affine> lower, upper;
+    CXCursor init = kids[0];
+    if (clang_getCursorKind(init) == CXCursor_DeclStmt) {
+      auto decls = childrenOf(init);
+      if (decls.size() == 1 && clang_getCursorKind(decls[0]) == CXCursor_VarDecl) {
+        auto value = childrenOf(decls[0]);
+        if (!value.empty())
+          lower = affine(value.back(), 0);
+      }
+    } else if (clang_getCursorKind(strip(init)) == CXCursor_BinaryOperator && operatorOf(strip(init)) == "=") {
+      auto sides = childrenOf(strip(init));
+      if (sides.size() == 2)
+        lower = affine(sides[1], 0);
+    }
+    CXCursor cond = strip(kids[1]);
+    auto sides = childrenOf(cond);
+    if (clang_getCursorKind(cond) != CXCursor_BinaryOperator || sides.size() != 2)
+      return;
+    std::string op = operatorOf(cond), name;
+    CXType type;
+    if (variableRef(strip(sides[0]), &name, &type) && name == l.var && (op == "<" || op == "<="))
+      upper = affine(sides[1], 0);
+    else if (variableRef(strip(sides[1]), &name, &type) && name == l.var && (op == ">" || op == ">="))
+      upper = affine(sides[0], 0);
+    else
+      return;
+    if (upper && (op == "<=" || op == ">="))
+      upper->constant += 1;
+    l.lowerAffine = lower;
+    l.upperAffine = upper;
+  }
+
   /// The operator of a unary or binary expression ("post++" for a postfix one), read from the
   /// file's tokens between the operands. libclang 14 has no accessor for it and prints no
   /// expressions, so an operator that comes from inside a macro (its operands then share the
@@ -370,7 +408,56 @@ private:
     return true;
   }
 
-  std::optional<Affine> affine(CXCursor c, int depth) const {
+  /// A polynomial over named integer variables: each monomial (its variables sorted, repeated for a
+  /// power; empty for the constant) with its coefficient.
+  using Monomial = std::vector<std::string>;
+  using Poly = std::map<Monomial, int64_t>;
+  static constexpr size_t kMaxMonomials = 64, kMaxDegree = 4;
+
+  static size_t degree(const Poly &p) {
+    size_t d = 0;
+    for (const auto &[m, c] : p)
+      d = std::max(d, m.size());
+    return d;
+  }
+
+  static void prune(Poly &p) {
+    for (auto it = p.begin(); it != p.end();)
+      it = it->second == 0 ? p.erase(it) : std::next(it);
+  }
+
+  static std::optional<Poly> times(const Poly &a, const Poly &b) {
+    Poly out;
+    for (const auto &[ma, ca] : a)
+      for (const auto &[mb, cb] : b) {
+        Monomial m = ma;
+        m.insert(m.end(), mb.begin(), mb.end());
+        std::sort(m.begin(), m.end());
+        int64_t c = 0, sum = 0;
+        if (m.size() > kMaxDegree || __builtin_mul_overflow(ca, cb, &c) || __builtin_add_overflow(out[m], c, &sum))
+          return std::nullopt;
+        out[m] = sum;
+      }
+    prune(out);
+    if (out.size() > kMaxMonomials)
+      return std::nullopt;
+    return out;
+  }
+
+  static Affine toAffine(const Poly &p) {
+    Affine a;
+    for (const auto &[m, c] : p) {
+      if (m.empty())
+        a.constant = c;
+      else
+        a.terms[m.front()] = c;
+    }
+    return a;
+  }
+
+  /// An integer expression as a polynomial of the variables it reads; nullopt for anything else
+  /// (a call, a division, a non-integer variable, a value from memory).
+  std::optional<Poly> poly(CXCursor c, int depth) const {
     if (depth > 64)
       return std::nullopt;
     CXCursorKind k = clang_getCursorKind(c);
@@ -378,54 +465,44 @@ private:
       CXEvalResult r = clang_Cursor_Evaluate(c);
       if (!r)
         return std::nullopt;
-      std::optional<Affine> out;
+      std::optional<Poly> out;
       if (clang_EvalResult_getKind(r) == CXEval_Int) {
-        out = Affine{};
-        out->constant = clang_EvalResult_getAsLongLong(r);
+        out = Poly{{Monomial{}, clang_EvalResult_getAsLongLong(r)}};
+        prune(*out);
       }
       clang_EvalResult_dispose(r);
       return out;
     }
     if (k == CXCursor_ParenExpr || k == CXCursor_UnexposedExpr || k == CXCursor_CStyleCastExpr) {
       auto kids = childrenOf(c);
-      return kids.empty() ? std::nullopt : affine(kids.back(), depth + 1);
+      return kids.empty() ? std::nullopt : poly(kids.back(), depth + 1);
     }
     std::string name;
     CXType type;
     if (variableRef(c, &name, &type)) {
       if (type.kind < CXType_Bool || type.kind > CXType_Int128) // not an integer: not a subscript term
         return std::nullopt;
-      Affine a;
-      a.terms[name] = 1;
-      return a;
+      return Poly{{Monomial{name}, 1}};
     }
     if (k == CXCursor_BinaryOperator) {
       auto kids = childrenOf(c);
       std::string op = operatorOf(c);
       if (kids.size() != 2)
         return std::nullopt;
-      auto l = affine(kids[0], depth + 1), r = affine(kids[1], depth + 1);
+      auto l = poly(kids[0], depth + 1), r = poly(kids[1], depth + 1);
       if (!l || !r)
         return std::nullopt;
-      if (op == "+" || op == "-") {
-        int64_t s = op == "+" ? 1 : -1;
-        for (const auto &[v, co] : r->terms)
-          l->terms[v] += s * co;
-        l->constant += s * r->constant;
-      } else if (op == "*") {
-        if (!l->terms.empty() && !r->terms.empty())
-          return std::nullopt;
-        const Affine &scale = l->terms.empty() ? *l : *r;
-        Affine x = l->terms.empty() ? *r : *l;
-        for (auto &[v, co] : x.terms)
-          co *= scale.constant;
-        x.constant *= scale.constant;
-        l = x;
-      } else {
+      if (op == "*")
+        return times(*l, *r);
+      if (op != "+" && op != "-")
         return std::nullopt;
-      }
-      for (auto it = l->terms.begin(); it != l->terms.end();)
-        it = it->second == 0 ? l->terms.erase(it) : std::next(it);
+      int64_t s = op == "+" ? 1 : -1;
+      for (const auto &[m, co] : *r)
+        if (__builtin_add_overflow((*l)[m], s * co, &(*l)[m]))
+          return std::nullopt;
+      prune(*l);
+      if (l->size() > kMaxMonomials)
+        return std::nullopt;
       return l;
     }
     if (k == CXCursor_UnaryOperator) {
@@ -433,20 +510,138 @@ private:
       std::string op = operatorOf(c);
       if (kids.size() != 1 || (op != "-" && op != "+"))
         return std::nullopt;
-      auto a = affine(kids[0], depth + 1);
-      if (a && op == "-") {
-        for (auto &[v, co] : a->terms)
+      auto a = poly(kids[0], depth + 1);
+      if (a && op == "-")
+        for (auto &[m, co] : *a)
           co = -co;
-        a->constant = -a->constant;
-      }
       return a;
     }
     return std::nullopt;
   }
 
+  std::optional<Affine> affine(CXCursor c, int depth) const {
+    auto p = poly(c, depth);
+    if (!p || degree(*p) > 1)
+      return std::nullopt;
+    return toAffine(*p);
+  }
+
+  bool isLoopVar(const std::string &name) const {
+    return std::any_of(nest_.loops.begin(), nest_.loops.end(), [&](const Loop &l) { return l.var == name; });
+  }
+
+  /// The least and the greatest value of `f` over the iterations of the loops enclosing `loop`,
+  /// as affine forms of the invariants, when every loop variable in `f` has affine bounds free of
+  /// loop variables.
+  std::optional<std::pair<Affine, Affine>> range(const Affine &f, int loop) const {
+    Affine lo, hi;
+    lo.constant = hi.constant = f.constant;
+    auto add = [](Affine &into, const Affine &term, int64_t scale) {
+      for (const auto &[v, c] : term.terms)
+        into.terms[v] += scale * c;
+      into.constant += scale * term.constant;
+    };
+    for (const auto &[var, co] : f.terms) {
+      const Loop *owner = nullptr;
+      for (int l = loop, guard = 0; l >= 0 && guard < 1000 && !owner; ++guard) {
+        const Loop &L = nest_.loops[static_cast<size_t>(l)];
+        if (L.var == var)
+          owner = &L;
+        l = L.parent;
+      }
+      if (!owner) {
+        if (isLoopVar(var))
+          return std::nullopt;
+        add(lo, Affine{{{var, 1}}, 0}, co); // an invariant: itself at both ends
+        add(hi, Affine{{{var, 1}}, 0}, co);
+        continue;
+      }
+      if (!owner->canonical || !owner->lowerAffine || !owner->upperAffine)
+        return std::nullopt;
+      for (const auto *b : {&*owner->lowerAffine, &*owner->upperAffine})
+        for (const auto &[v, c] : b->terms)
+          if (isLoopVar(v))
+            return std::nullopt; // a triangular bound: not handled
+      Affine last = *owner->upperAffine; // the last value is at most upper - 1
+      last.constant -= 1;
+      add(co > 0 ? lo : hi, *owner->lowerAffine, co);
+      add(co > 0 ? hi : lo, last, co);
+    }
+    for (Affine *a : {&lo, &hi})
+      for (auto it = a->terms.begin(); it != a->terms.end();)
+        it = it->second == 0 ? a->terms.erase(it) : std::next(it);
+    return std::make_pair(lo, hi);
+  }
+
+  /// A linearised subscript read back as dimensions: `q * P + r` with P an invariant of the nest and
+  /// r provably in [0, P) for every iteration is [q][r], recursively on q (delinearisation; Maslov,
+  /// "Delinearization: an efficient way to break multiloop dependence equations", PLDI 1992). The
+  /// map from (q, r) to q * P + r is one to one there, so testing the dimensions is exact.
+  bool delinearize(const Poly &p, int loop, std::vector<Affine> &dims, std::vector<std::string> &layout,
+                   int depth) const {
+    if (degree(p) <= 1) {
+      dims.push_back(toAffine(p));
+      return true;
+    }
+    if (depth > 4)
+      return false;
+    std::set<std::string> candidates;
+    for (const auto &[m, c] : p)
+      if (m.size() >= 2)
+        for (const auto &v : m)
+          if (!isLoopVar(v))
+            candidates.insert(v);
+    for (const auto &size : candidates) {
+      Poly q, r;
+      for (const auto &[m, c] : p) {
+        auto at = std::find(m.begin(), m.end(), size);
+        if (at == m.end()) {
+          r[m] = c;
+          continue;
+        }
+        Monomial rest = m;
+        rest.erase(rest.begin() + (at - m.begin()));
+        q[rest] = c;
+      }
+      if (degree(r) > 1 || q.empty())
+        continue;
+      Affine rest = toAffine(r);
+      auto span = range(rest, loop);
+      if (!span || !span->first.terms.empty() || span->first.constant < 0)
+        continue;
+      Affine slack = span->second; // must be at most size - 1
+      if (--slack.terms[size] != 0 || slack.terms.size() != 1 || slack.constant > -1)
+        continue;
+      size_t mark = dims.size(), markLayout = layout.size();
+      if (delinearize(q, loop, dims, layout, depth + 1)) {
+        dims.push_back(rest);
+        layout.push_back(size);
+        return true;
+      }
+      dims.resize(mark);
+      layout.resize(markLayout);
+    }
+    return false;
+  }
+
+  /// Appends the dimensions of one subscript as written to `a` (several for a linearised one).
+  void subscript(Access &a, CXCursor ix, int loop) const {
+    auto p = poly(ix, 0);
+    std::vector<Affine> dims;
+    std::vector<std::string> layout;
+    if (p && delinearize(*p, loop, dims, layout, 0)) {
+      for (const auto &size : layout) // where the subscript stands, with its row length
+        a.layout.push_back(fmt::format("{}:{}", a.subscripts.size(), size));
+      for (auto &d : dims)
+        a.subscripts.emplace_back(std::move(d));
+    } else {
+      a.subscripts.emplace_back(std::nullopt);
+    }
+  }
+
   void statement(CXCursor c, int loop, bool conditional, int depth) {
     if (depth > kMaxDepth) {
-      nest_.irregular = nest_.unknownCalls = true;
+      tooDeep(c, loop);
       return;
     }
     CXCursorKind k = clang_getCursorKind(c);
@@ -505,9 +700,72 @@ private:
     conditional_ -= conditional ? 1 : 0;
   }
 
+  /// Code nested too deep to analyse: whatever it does is unknown.
+  void tooDeep(CXCursor c, int loop) {
+    nest_.irregular = nest_.unknownCalls = true;
+    nest_.effects.push_back({"(code nested too deep to analyse)", loop, lineOf(clang_getCursorLocation(c)), false});
+  }
+
+  /// The canonical type of a variable, through a reference.
+  static CXType referred(CXType t) {
+    t = clang_getCanonicalType(t);
+    if (t.kind == CXType_LValueReference || t.kind == CXType_RValueReference)
+      t = clang_getCanonicalType(clang_getPointeeType(t));
+    return t;
+  }
+
+  /// A standard container whose operator[] names one element and keeps no state (vector<bool>'s
+  /// elements share words, so it is not one).
+  static bool isContainer(CXType t) {
+    std::string s = str(clang_getTypeSpelling(referred(t)));
+    if (s.rfind("const ", 0) == 0)
+      s = s.substr(6);
+    for (const char *prefix : {"std::vector<", "std::array<", "std::valarray<", "std::deque<", "std::span<",
+                               "std::__1::vector<", "std::__1::array<"})
+      if (s.rfind(prefix, 0) == 0)
+        return s.find("std::vector<bool") != 0 && s.find("std::__1::vector<bool") != 0;
+    return false;
+  }
+
+  /// `v[i][j]` on standard containers (operator[] calls), recorded as the array access it is; false
+  /// when the object is something else.
+  bool containerElement(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
+    return containerAt(c, &mode, loop, depth, skip);
+  }
+
+  /// `v`, `v[i]`, `v[i][j]` on standard containers: the indices' reads are recorded, and with `mode`
+  /// the element's access (without, the container is only asked its length).
+  bool containerAt(CXCursor c, const Mode *mode, int loop, int depth, const std::string &skip) {
+    std::vector<CXCursor> indices;
+    CXCursor cur = c;
+    for (int guard = 0; guard < 32; ++guard) {
+      auto kids = childrenOf(cur);
+      if (clang_getCursorKind(cur) != CXCursor_CallExpr || str(clang_getCursorSpelling(cur)) != "operator[]" ||
+          kids.size() != 3 || !isContainer(clang_getCursorType(strip(kids[0]))))
+        break;
+      indices.insert(indices.begin(), kids[2]);
+      cur = strip(kids[0]);
+    }
+    std::string name;
+    CXType type;
+    if ((mode && indices.empty()) || !variableRef(cur, &name, &type) || !isContainer(type))
+      return false;
+    if (mode) {
+      Access a;
+      setMode(a, *mode);
+      a.base = name;
+      for (CXCursor ix : indices)
+        subscript(a, ix, loop);
+      record(std::move(a), c, loop);
+    }
+    for (CXCursor ix : indices)
+      expr(ix, Mode::Read, loop, depth + 1, skip);
+    return true;
+  }
+
   void expr(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
     if (depth > kMaxDepth) {
-      nest_.irregular = nest_.unknownCalls = true;
+      tooDeep(c, loop);
       return;
     }
     CXCursorKind k = clang_getCursorKind(c);
@@ -606,7 +864,7 @@ private:
         expr(cur, Mode::Read, loop, depth + 1, skip);
       }
       for (CXCursor ix : indices)
-        a.subscripts.push_back(affine(ix, 0));
+        subscript(a, ix, loop);
       record(std::move(a), c, loop);
       for (CXCursor ix : indices)
         expr(ix, Mode::Read, loop, depth + 1, skip);
@@ -629,12 +887,22 @@ private:
       return all(Mode::Read);
     case CXCursor_CallExpr: {
       std::string callee = str(clang_getCursorSpelling(c));
+      if (callee == "operator[]" && containerElement(c, mode, loop, depth, skip))
+        return;
+      if ((callee == "size" || callee == "empty") && kids.size() == 1 &&
+          clang_getCursorKind(kids[0]) == CXCursor_MemberRefExpr) {
+        auto object = childrenOf(kids[0]);
+        if (object.size() == 1 && containerAt(strip(object[0]), nullptr, loop, depth, skip))
+          return; // a container's length: elements written in the nest do not change it
+      }
       if (std::find(nest_.calls.begin(), nest_.calls.end(), callee) == nest_.calls.end())
         nest_.calls.push_back(callee);
-      if (isIoFunction(callee))
-        nest_.io = true;
-      if (!isPureFunction(callee))
+      bool io = isIoFunction(callee);
+      nest_.io = nest_.io || io;
+      if (!isPureFunction(callee)) {
         nest_.unknownCalls = true;
+        nest_.effects.push_back({callee, loop, lineOf(clang_getCursorLocation(c)), io});
+      }
       return all(Mode::Read);
     }
     case CXCursor_ConditionalOperator: {
@@ -699,7 +967,11 @@ std::string readAll(const std::string &path, std::string *why) {
 support::Expected<Program> analyze(const std::vector<std::pair<std::string, std::string>> &files,
                                    const std::vector<std::string> &args) {
   Program program;
-  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0), clang_disposeIndex);
+  std::string why;
+  if (!loadLibClang(&why))
+    return support::Error{"libclang could not be loaded (" + why + "): install it with scripts/install-deps.sh"};
+  std::unique_ptr<void, void (*)(CXIndex)> index(clang_createIndex(0, 0),
+                                                 [](CXIndex i) { clang_disposeIndex(i); });
   if (!index)
     return support::Error{"libclang could not start"};
   std::vector<const char *> argv;
@@ -723,7 +995,8 @@ support::Expected<Program> analyze(const std::vector<std::pair<std::string, std:
       program.files.push_back(std::move(fm));
       continue;
     }
-    std::unique_ptr<CXTranslationUnitImpl, void (*)(CXTranslationUnit)> guard(tu, clang_disposeTranslationUnit);
+    std::unique_ptr<CXTranslationUnitImpl, void (*)(CXTranslationUnit)> guard(
+        tu, [](CXTranslationUnit t) { clang_disposeTranslationUnit(t); });
     for (unsigned i = 0, n = clang_getNumDiagnostics(tu); i < n; ++i) {
       CXDiagnostic d = clang_getDiagnostic(tu, i);
       if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {

@@ -39,6 +39,9 @@ struct Affine {
 struct Access {
   std::string base;                           // the array or scalar named
   std::vector<std::optional<Affine>> subscripts; // empty: a scalar; nullopt: a subscript that is not affine
+  /// For a subscript written linearised (`a[i * n + j]`) and read back as [i][j]: the row lengths
+  /// ("n"), outermost first; two accesses compare dimension by dimension only with equal layouts.
+  std::vector<std::string> layout;
   bool read = false, write = false;
   bool indirect = false;  // through a pointer expression or a member: where it points is not known
   char updateOp = 0;      // '+', '*', ... for `x op= e` (and `x = x op e`): a candidate reduction
@@ -58,6 +61,7 @@ struct Loop {
   std::string varType;              // its declared type ("int")
   bool declaresVar = false;         // `for (int i = ...)`
   std::string lower, upper;         // as written: i = LOWER; i < UPPER (an inclusive bound is made exclusive)
+  std::optional<Affine> lowerAffine, upperAffine; // the same where affine (upper exclusive)
   int64_t step = 0;                 // 1 for i++; 0 when not a constant increment
   bool canonical = false;           // var = lower; var < or <= upper; var += constant step > 0
   std::set<std::string> boundNames; // identifiers the bounds use
@@ -76,6 +80,14 @@ struct Nest {
   std::vector<Access> accesses;
   std::map<std::string, int> locals; // declared inside the nest -> the loop whose body declares it
   std::vector<std::string> calls; // functions called, in order (no repeats)
+  /// Every call that may have an effect (not a pure function), with the innermost loop holding it.
+  struct CallSite {
+    std::string name;
+    int loop = -1;
+    int line = 0;
+    bool io = false;
+  };
+  std::vector<CallSite> effects;
   bool unknownCalls = false;      // calls a function that may write memory or keep state
   bool io = false;                // prints, reads or writes files
   bool jumps = false;             // return, break out of a loop, goto

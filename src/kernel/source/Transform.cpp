@@ -307,7 +307,7 @@ double weight(const Nest &n, const std::map<std::string, double> &shares) {
 }
 
 bool worthTransforming(const Nest &n) {
-  if (n.io || n.loops.empty() || n.loops.front().inMacro)
+  if (n.loops.empty() || n.loops.front().inMacro)
     return false;
   return std::any_of(n.accesses.begin(), n.accesses.end(), [](const Access &a) { return a.write; });
 }
