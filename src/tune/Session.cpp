@@ -482,13 +482,14 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
       row(*o.best);
   }
   out << "\n";
-  if (o.best)
+  if (o.best) {
     out << fmt::format("best: {} (step {}), written to {}\n", scoreText(o.progress.bestScore, config), *o.best,
                        report.bestFile.empty() ? "(not written)" : report.bestFile);
-  if (o.best && !report.bestNote.empty())
-    out << report.bestNote << "\n";
-  else
+    if (!report.bestNote.empty())
+      out << report.bestNote << "\n";
+  } else {
     out << "best: none -- every candidate failed (hone show " << report.runId << " --trajectory)\n";
+  }
   out << fmt::format("run {} in {}: {} evaluations, {} failed; {} ({:.1f} s)\n", report.runId, db,
                      o.progress.evaluations, o.progress.failures, o.stopReason, report.seconds);
   if (config.agent == "llm") {

@@ -384,3 +384,29 @@ TEST(Session, TheReportEscapesWhatAnAgentWrote) {
   EXPECT_NE(out.str().find("faster\\e]0;title\\x07\\e[2J"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("hone tune: k\\e[2J on toy"), std::string::npos) << out.str();
 }
+
+TEST(Session, TheReportSaysBestOrNoneNeverBoth) {
+  TuneReport report;
+  report.subject = "k";
+  report.machine = "toy";
+  hone::engine::Step step;
+  step.candidate = hone::engine::Candidate::make("1", {}, "the start");
+  step.result.score = 1.5;
+  report.outcome.steps.push_back(step);
+  report.outcome.best = 0;
+  report.bestFile = "best.toml";
+  TuneConfig c;
+  auto text = [&] {
+    std::ostringstream out;
+    printReport(out, report, c, "hone.db");
+    return out.str();
+  };
+  // A best with no note (a domain that has none, or a kernel run with --final-rounds 0).
+  EXPECT_NE(text().find("best: "), std::string::npos) << text();
+  EXPECT_EQ(text().find("every candidate failed"), std::string::npos) << text();
+  report.bestNote = "side by side: 1.4x";
+  EXPECT_NE(text().find("side by side: 1.4x"), std::string::npos) << text();
+  report.outcome.best.reset();
+  report.bestNote.clear();
+  EXPECT_NE(text().find("best: none -- every candidate failed"), std::string::npos) << text();
+}
