@@ -302,6 +302,13 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       out.file = o.string("file", "");
       if (out.source == "file" && out.file.empty())
         o.failHere("source = \"file\" needs 'file' (the path the program writes, relative to its run folder)");
+      // hone deletes the file before each run and reads it after: it must be the run folder's own.
+      std::filesystem::path within = std::filesystem::path(out.file).lexically_normal();
+      if (!out.file.empty() && (within.is_absolute() || within.empty() || *within.begin() == ".." ||
+                                within == "." || out.file.find('\0') != std::string::npos))
+        o.failAt("file", fmt::format("'{}' must be a path inside the program's run folder (relative, no '..' "
+                                     "leading out of it)",
+                                     out.file));
       out.format = o.string("format", "text");
       if (out.format != "text" && out.format != "binary")
         o.failAt("format", "must be \"text\" or \"binary\"");

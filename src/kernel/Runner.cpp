@@ -679,6 +679,26 @@ support::Expected<std::string> readStderr(const fs::path &file) {
                                       static_cast<double>(size) / (1 << 20), kStderrLimit >> 20)};
   return support::readFile(file.string());
 }
+
+/// The program's output file: a regular file of its own (not a link to another, a pipe that would
+/// block the read, or a device), at most kOutputFileLimit bytes.
+support::Expected<std::string> readOutputFile(const fs::path &file) {
+  std::error_code ec;
+  auto st = fs::symlink_status(file, ec);
+  if (ec || !fs::exists(st))
+    return support::Error{ec ? ec.message() : "No such file or directory"};
+  if (fs::is_symlink(st))
+    return support::Error{"it is a link, not a file the program wrote"};
+  if (!fs::is_regular_file(st))
+    return support::Error{"it is not a regular file"};
+  auto size = fs::file_size(file, ec);
+  if (ec)
+    return support::Error{ec.message()};
+  if (size > kOutputFileLimit)
+    return support::Error{fmt::format("it holds {:.1f} MiB; hone reads at most {} MiB of outputs",
+                                      static_cast<double>(size) / (1 << 20), kOutputFileLimit >> 20)};
+  return support::readFile(file.string());
+}
 } // namespace
 
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
@@ -748,9 +768,9 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
   } else if (m.output.source == "stderr") {
     r.values = numbersOf(m.output, withoutTimingLines(m.timing, errText), tag, &r.units);
   } else {
-    auto bytes = support::readFile(outFile.string());
+    auto bytes = readOutputFile(outFile);
     if (!bytes) {
-      r.error = fmt::format("the program wrote no {} ({})", m.output.file, bytes.error().message);
+      r.error = fmt::format("the program wrote no usable {} ({})", m.output.file, bytes.error().message);
       return r;
     }
     if (m.output.format == "binary") {

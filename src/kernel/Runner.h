@@ -116,6 +116,9 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
                   bool timed = false);
 inline constexpr const char *kStderrFile = ".hone-stderr";
 inline constexpr size_t kStderrLimit = 64u << 20;
+/// The largest `[output] file` hone reads (a candidate that writes more, or a link, a pipe or a
+/// device there, fails its run with a reason).
+inline constexpr size_t kOutputFileLimit = 1024u << 20;
 
 /// The seconds a program reports in region mode: the number after the last line starting with the
 /// tag, or the group of `[timing] regex` on the last line it matches (lines as the ignore regexes

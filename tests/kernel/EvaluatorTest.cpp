@@ -735,3 +735,49 @@ values = ["0", "0.006", "0.02"]
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
+
+TEST(KernelEvaluator, AnOutputFileIsReadOnlyWhenItIsARegularFileOfBoundedSize) {
+  fs::path dir = fs::temp_directory_path() / ("hone-outfile-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Seed 1 writes its numbers; 2 a sparse file past the limit; 3 a link to another file; 4 a pipe
+  // (reading it would wait for a writer for ever).
+  std::ofstream(dir / "w.c") << R"(#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  int seed = argc > 1 ? atoi(argv[1]) : 1;
+  if (seed == 1) { FILE *f = fopen("out.txt", "w"); fprintf(f, "1.5 2.5\n"); fclose(f); }
+  if (seed == 2) { FILE *f = fopen("out.txt", "w"); fclose(f); if (truncate("out.txt", (off_t)3 << 30)) return 1; }
+  if (seed == 3) { if (symlink("/etc/hostname", "out.txt")) return 1; }
+  if (seed == 4) { if (mkfifo("out.txt", 0600)) return 1; }
+  return 0;
+}
+)";
+  std::ofstream(dir / "hone.toml") << R"([project]
+name = "w"
+sources = ["w.c"]
+[build]
+command = "cc {cflags} {sources} -o {out}"
+[run]
+command = "{exe} {seed}"
+timeout_s = 5
+[output]
+source = "file"
+file = "out.txt"
+tolerance = "exact"
+)";
+  auto m = loadManifest(dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  BuildResult b = buildValidated(*m, referenceVariant(*m), (dir / "b").string());
+  ASSERT_TRUE(b.ok) << b.error << b.log;
+  auto run = [&](uint64_t seed) { return runOnce(*m, referenceVariant(*m), b.exe, (dir / "r").string(), seed); };
+  RunResult good = run(1);
+  ASSERT_TRUE(good.ok()) << good.error;
+  EXPECT_EQ(good.values, (std::vector<double>{1.5, 2.5}));
+  EXPECT_NE(run(2).error.find("MiB; hone reads at most 1024 MiB"), std::string::npos) << run(2).error;
+  EXPECT_NE(run(3).error.find("it is a link"), std::string::npos) << run(3).error;
+  EXPECT_NE(run(4).error.find("not a regular file"), std::string::npos) << run(4).error;
+  fs::remove_all(dir);
+}

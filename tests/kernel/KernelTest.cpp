@@ -172,6 +172,23 @@ TEST(Manifest, ErrorsAreLocatedAndSuggest) {
   EXPECT_NE(e.find("inside the project folder"), std::string::npos) << e;
 }
 
+TEST(Manifest, AnOutputFileMustBeInsideTheRunFolder) {
+  // hone deletes the output file before each run: one outside the run folder would be someone else's.
+  auto with = [](const std::string &file) {
+    std::string text = kManifest;
+    std::string knob = "[[knob]]\nname = \"TILE\"";
+    text.replace(text.find(knob), knob.size(), "[output]\nsource = \"file\"\nfile = \"" + file + "\"\n\n" + knob);
+    return errorOf(text);
+  };
+  for (const char *bad : {"/abs/path/victim.txt", "../../../victim/rel.txt", "out/../../x.txt", "..", "."}) {
+    std::string e = with(bad);
+    EXPECT_NE(e.find("output.file: '"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("must be a path inside the program's run folder"), std::string::npos) << bad << ": " << e;
+  }
+  for (const char *good : {"out.txt", "results/out.bin", "./out.txt", "a/../out.txt"})
+    EXPECT_EQ(with(good), "(accepted)") << good;
+}
+
 TEST(Manifest, StderrTimingRegexAndSplitBuildsAreReadAndChecked) {
   std::string base = kManifest;
   auto with = [&](const std::string &from, const std::string &to) {
