@@ -74,9 +74,11 @@ if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
   echo "${tag#legion-}" > "$work/src/VERSION"
 else
   want=${tag#legion-}
-  have=$(cat "$src/VERSION" 2>/dev/null || echo unknown)
-  if [[ "$have" != "$want" ]]; then
-    echo "legion.sh: $src is not a git clone and its VERSION file says '$have', not '$want'" >&2
+  have=$(tr -d ' \t\r\n' <"$src/VERSION" 2>/dev/null || echo unknown)
+  # A release archive (GitHub's, or `git archive` of the tag) says "legion-25.06.0"; hone's own
+  # copies say "25.06.0".
+  if [[ "${have#legion-}" != "$want" ]]; then
+    echo "legion.sh: $src is not a git clone and its VERSION file says '$have', not '$want' or 'legion-$want'" >&2
     exit 2
   fi
   cp -a "$src/." "$work/src/"
