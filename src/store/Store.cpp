@@ -3,6 +3,7 @@
 #include "support/Sqlite.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <cerrno>
@@ -86,12 +87,37 @@ RunInfo readRun(const Statement &s) {
   return r;
 }
 
+/// SQLite's own check of the file's pages and indexes (quick_check: linear in the file's size); a
+/// damaged store would otherwise read as fewer runs and steps than it holds, or none.
+Expected<bool> checkIntact(support::Database &db, const std::string &path) {
+  Statement s(db, "PRAGMA quick_check(3);");
+  std::vector<std::string> problems;
+  for (int guard = 0; guard < 16; ++guard) {
+    auto row = s.step();
+    if (!row) {
+      problems.push_back(row.error().message); // "database disk image is malformed"
+      break;
+    }
+    if (!*row)
+      break;
+    if (s.text(0) != "ok")
+      problems.push_back(s.text(0));
+  }
+  if (problems.empty())
+    return true;
+  return Error{fmt::format("{}: the store is damaged (SQLite's quick_check: {}); nothing was read from it. "
+                           "Restore a copy, or recover what is left with: sqlite3 {} .recover | sqlite3 recovered.db",
+                           path, fmt::join(problems, "; "), path)};
+}
+
 } // namespace
 
 Expected<std::unique_ptr<Store>> Store::open(const std::string &path) {
   auto db = support::Database::open(path);
   if (!db)
     return Error{fmt::format("{}: cannot open the store: {}", path, db.error().message)};
+  if (auto intact = checkIntact(**db, path); !intact)
+    return intact.error();
   std::unique_ptr<Store> store(new Store(std::move(*db)));
   if (auto m = store->migrate(); !m)
     return Error{fmt::format("{}: {}", path, m.error().message)};
@@ -102,6 +128,8 @@ Expected<std::unique_ptr<Store>> Store::openReadOnly(const std::string &path) {
   auto db = support::Database::open(path, support::Database::Mode::ReadOnly);
   if (!db)
     return Error{fmt::format("{}: cannot open the store: {}", path, db.error().message)};
+  if (auto intact = checkIntact(**db, path); !intact)
+    return intact.error();
   auto version = (*db)->userVersion();
   if (!version)
     return Error{fmt::format("{}: {}", path, version.error().message)};
@@ -136,10 +164,19 @@ Expected<bool> Store::migrate() {
     return Error{fmt::format("the store has schema version {}, newer than this hone knows ({}); use a newer hone",
                              version_, latestSchemaVersion())};
   while (version_ < latestSchemaVersion()) {
-    Transaction t(*db_);
-    auto r = t.begun() ? db_->exec(fmt::format("{} PRAGMA user_version = {};", kMigrations[static_cast<size_t>(version_)],
-                                               version_ + 1))
-                       : t.begun();
+    Transaction t(*db_); // BEGIN IMMEDIATE: one writer at a time
+    if (!t.begun())
+      return Error{fmt::format("migrating the store to schema version {}: {}", version_ + 1, t.begun().error().message)};
+    // Read again under the lock: another hone creating the same new store may have migrated it
+    // between the first reading and now.
+    auto now = db_->userVersion();
+    if (!now)
+      return now.error();
+    version_ = static_cast<int>(*now);
+    if (version_ >= latestSchemaVersion())
+      break;
+    auto r = db_->exec(
+        fmt::format("{} PRAGMA user_version = {};", kMigrations[static_cast<size_t>(version_)], version_ + 1));
     if (r)
       r = t.commit();
     if (!r)

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
 namespace hone::support {
 
 namespace {
@@ -17,6 +21,12 @@ std::string quote(const std::string &sql) {
 
 Expected<std::unique_ptr<Database>> Database::open(const std::string &path, Mode mode) {
   sqlite3 *db = nullptr;
+  // SQLite would open a pipe and wait for a writer for ever, or read a device: a store is a file.
+  std::error_code ec;
+  auto st = std::filesystem::status(path, ec);
+  if (path != ":memory:" && !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    return Error{fmt::format("{}: cannot open: not a regular file ({}); a store is a file", path,
+                             std::filesystem::is_directory(st) ? "a folder" : "a pipe, a socket or a device")};
   int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   if (sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : "out of memory";
@@ -26,9 +36,17 @@ Expected<std::unique_ptr<Database>> Database::open(const std::string &path, Mode
   std::unique_ptr<Database> d(new Database(db, path));
   sqlite3_busy_timeout(db, 5000);
   if (mode == Mode::ReadWriteCreate)
-    for (const char *pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA foreign_keys=ON;"})
-      if (auto r = d->exec(pragma); !r)
+    for (const char *pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=NORMAL;", "PRAGMA foreign_keys=ON;"}) {
+      // Switching a new file to WAL takes an exclusive lock, for which SQLite calls no busy handler:
+      // two processes creating one store meet here, and the later one waits its turn by hand.
+      auto r = d->exec(pragma);
+      for (int attempt = 0; !r && attempt < 250 && sqlite3_errcode(db) == SQLITE_BUSY; ++attempt) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        r = d->exec(pragma);
+      }
+      if (!r)
         return Error{fmt::format("{}: {}", path, r.error().message)};
+    }
   return d;
 }
 

@@ -7,9 +7,11 @@
 #include <csignal>
 #include <filesystem>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace hone::store {
 namespace {
@@ -114,6 +116,74 @@ TEST(Store, UnopenablePathIsAnError) {
   auto s = Store::open("/no/such/folder/hone.db");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/no/such/folder/hone.db"), std::string::npos);
+}
+
+TEST(Store, APipeOrAFolderIsRefusedNotWaitedOn) {
+  TempDb db;
+  ASSERT_EQ(::mkfifo(db.path.c_str(), 0600), 0);
+  for (bool readOnly : {false, true}) {
+    auto s = readOnly ? Store::openReadOnly(db.path) : Store::open(db.path); // returns: no writer is waited for
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("not a regular file (a pipe, a socket or a device)"), std::string::npos)
+        << s.error().message;
+  }
+  auto dir = Store::open(std::filesystem::temp_directory_path().string());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("(a folder)"), std::string::npos) << dir.error().message;
+}
+
+TEST(Store, TwoProcessesCreatingOneNewStoreBothGetIt) {
+  // Each reads schema version 0, then migrates: the second must see the first's work under the
+  // write lock, not create the tables again ("table runs already exists").
+  for (int trial = 0; trial < 6; ++trial) {
+    TempDb db;
+    std::vector<std::string> errors(4);
+    std::vector<std::thread> openers;
+    for (size_t i = 0; i < errors.size(); ++i)
+      openers.emplace_back([&, i] {
+        auto s = Store::open(db.path);
+        if (!s.ok())
+          errors[i] = s.error().message;
+        else if (auto r = (*s)->createRun(RunInfo{}); !r.ok())
+          errors[i] = r.error().message;
+      });
+    for (auto &t : openers)
+      t.join();
+    for (const auto &e : errors)
+      EXPECT_EQ(e, "") << "trial " << trial;
+    EXPECT_EQ(openOk(db.path)->schemaVersion(), Store::latestSchemaVersion());
+  }
+}
+
+TEST(Store, ADamagedStoreIsSaidSoNotReadAsEmpty) {
+  TempDb db;
+  {
+    auto s = openOk(db.path);
+    auto run = s->createRun(RunInfo{});
+    ASSERT_TRUE(run.ok());
+    for (int i = 0; i < 400; ++i)
+      ASSERT_TRUE(s->recordStep(*run, step(i, std::string(600, static_cast<char>('a' + i % 26)))).ok());
+  }
+  sqlite3 *raw = nullptr; // fold the write-ahead log in, so that the pages are in the file
+  ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
+  sqlite3_exec(raw, "PRAGMA wal_checkpoint(TRUNCATE);", nullptr, nullptr, nullptr);
+  sqlite3_close(raw);
+  auto size = std::filesystem::file_size(db.path);
+  ASSERT_GT(size, 8192u);
+  { // overwrite pages in the middle, as a failing disk or a stray writer would
+    FILE *f = std::fopen(db.path.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, static_cast<long>(size / 2), SEEK_SET);
+    std::string junk(8192, '\x5a');
+    std::fwrite(junk.data(), 1, junk.size(), f);
+    std::fclose(f);
+  }
+  for (bool readOnly : {true, false}) {
+    auto s = readOnly ? Store::openReadOnly(db.path) : Store::open(db.path);
+    ASSERT_FALSE(s.ok()) << (readOnly ? "read-only" : "read-write");
+    EXPECT_NE(s.error().message.find("the store is damaged"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find(".recover"), std::string::npos) << s.error().message;
+  }
 }
 
 TEST(Store, RunsAndStepsRoundTrip) {
