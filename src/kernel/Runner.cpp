@@ -172,7 +172,7 @@ support::SubprocessResult shell(const Manifest &m, const std::string &key, const
   o.workdir = cwd;
   o.timeoutS = timeoutS;
   o.memoryLimitBytes = memoryMb * 1024 * 1024;
-  o.outputLimitBytes = 8 << 20;
+  o.outputLimitBytes = kStdoutLimit;
   o.clearFirst = std::move(clearFirst);
   return (m.executor ? m.executor : support::localExecutor())->run(o, key);
 }
@@ -471,8 +471,6 @@ std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, c
       continue;
     if (line.rfind("==PROF==", 0) == 0)
       continue;
-    if (line.size() > 4096) // a number in such a line is not a result worth reading by regex
-      line.resize(4096);
     if (std::any_of(ignore.begin(), ignore.end(), [&](const support::Regex &re) { return !re.findAll(line, 1).empty(); }))
       continue;
     for (size_t i = 0; i < line.size();) {
@@ -763,6 +761,14 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
   if (timed && split)
     return r; // the timed build prints no outputs; validation runs read them
   std::string tag = m.timing.mode == "region" && m.timing.regex.empty() ? m.timing.tag : "";
+  if (m.output.source == "stdout" && r.process.outputTruncated) {
+    // Validating the part that was kept would accept a variant whose other part is wrong.
+    r.error = fmt::format("the program printed more than {} MiB on stdout, and hone compares all of a program's "
+                          "outputs or none: print fewer numbers (a smaller dataset) or write them to a file "
+                          "([output] source = \"file\")",
+                          kStdoutLimit >> 20);
+    return r;
+  }
   if (m.output.source == "stdout") {
     r.values = numbersOf(m.output, withoutTimingLines(m.timing, r.process.output), tag, &r.units);
   } else if (m.output.source == "stderr") {

@@ -116,6 +116,9 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
                   bool timed = false);
 inline constexpr const char *kStderrFile = ".hone-stderr";
 inline constexpr size_t kStderrLimit = 64u << 20;
+/// The most of a run's stdout (and stderr, when they share it) hone keeps; a run whose outputs are
+/// read there and that prints more fails with a reason (all of the outputs are compared, or none).
+inline constexpr size_t kStdoutLimit = 64u << 20;
 /// The largest `[output] file` hone reads (a candidate that writes more, or a link, a pipe or a
 /// device there, fails its run with a reason).
 inline constexpr size_t kOutputFileLimit = 1024u << 20;

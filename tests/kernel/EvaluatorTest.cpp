@@ -781,3 +781,44 @@ tolerance = "exact"
   EXPECT_NE(run(4).error.find("not a regular file"), std::string::npos) << run(4).error;
   fs::remove_all(dir);
 }
+
+TEST(KernelEvaluator, EveryOutputIsComparedOrTheRunSaysWhyNot) {
+  fs::path dir = fs::temp_directory_path() / ("hone-stdout-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // Seed 1 prints 2,000 numbers on one line (long lines were cut at 4,096 characters); seed 2 prints
+  // more than hone keeps (the tail alone was validated).
+  std::ofstream(dir / "p.c") << R"(#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  int seed = argc > 1 ? atoi(argv[1]) : 1;
+  if (seed == 1) { for (int i = 0; i < 2000; i++) printf("%d.25 ", i); printf("\n"); }
+  if (seed == 2) { static char row[1 << 16]; for (size_t i = 0; i + 4 < sizeof row; i += 4) { row[i] = '1'; row[i + 1] = '.'; row[i + 2] = '5'; row[i + 3] = ' '; }
+                   for (int r = 0; r < 1100; r++) { fwrite(row, 1, sizeof row - 4, stdout); putchar('\n'); } }
+  return 0;
+}
+)";
+  std::ofstream(dir / "hone.toml") << R"([project]
+name = "p"
+sources = ["p.c"]
+[build]
+command = "cc {cflags} {sources} -o {out}"
+[run]
+command = "{exe} {seed}"
+timeout_s = 20
+[output]
+tolerance = "exact"
+)";
+  auto m = loadManifest(dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  BuildResult b = buildValidated(*m, referenceVariant(*m), (dir / "b").string());
+  ASSERT_TRUE(b.ok) << b.error << b.log;
+  RunResult line = runOnce(*m, referenceVariant(*m), b.exe, (dir / "r").string(), 1);
+  ASSERT_TRUE(line.ok()) << line.error;
+  ASSERT_EQ(line.values.size(), 2000u);
+  EXPECT_DOUBLE_EQ(line.values.back(), 1999.25);
+  RunResult flood = runOnce(*m, referenceVariant(*m), b.exe, (dir / "r").string(), 2);
+  EXPECT_TRUE(flood.values.empty());
+  EXPECT_NE(flood.error.find("printed more than 64 MiB on stdout"), std::string::npos) << flood.error;
+  fs::remove_all(dir);
+}
