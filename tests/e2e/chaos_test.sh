@@ -51,6 +51,11 @@ read -r -a delays <"$TMP/delays"
 delays[0]=0.05 # the first lands while the reference is measured
 started=0
 midrun=0
+first=1
+run_status() { # the chaos run's status, "none" before it exists
+  "$HONE" runs --db "$TMP/chaos.db" --json 2>/dev/null |
+    python3 -c "import json,sys; r=json.load(sys.stdin); print(r[0]['status'] if r else 'none')" 2>/dev/null
+}
 for d in "${delays[@]}"; do
   if [ "$started" -eq 0 ]; then
     # shellcheck disable=SC2046
@@ -59,12 +64,22 @@ for d in "${delays[@]}"; do
     "$HONE" resume 1 --db "$TMP/chaos.db" >/dev/null 2>"$TMP/chaos.err" &
   fi
   pid=$! # hone itself: what kill -9 must hit (a function or subshell here would leave hone running)
+  # Once the first kill has landed in the start-up, a run not yet created is waited for before the
+  # random delay: on a loaded machine (the sanitizer build beside other tests) start-up alone can
+  # outlast every delay, and no kill would land in the middle of the work.
+  if [ "$started" -eq 0 ] && [ "$first" -eq 0 ]; then
+    for _ in $(seq 600); do
+      kill -0 "$pid" 2>/dev/null || break
+      [ "$(run_status)" = running ] && break
+      sleep 0.1
+    done
+  fi
   sleep "$d"
+  first=0
   kill -9 "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   # Killed before the run was created (while starting up): it is started again, not resumed.
-  status=$("$HONE" runs --db "$TMP/chaos.db" --json 2>/dev/null |
-    python3 -c "import json,sys; r=json.load(sys.stdin); print(r[0]['status'] if r else 'none')" 2>/dev/null)
+  status=$(run_status)
   [ -n "$status" ] && [ "$status" != none ] && started=1
   [ "$status" = running ] && midrun=$((midrun + 1)) # the kill landed while it worked
 done
