@@ -508,7 +508,7 @@ values = [1, 0]
   // A variant that writes nothing cannot pass with a file an earlier run left behind.
   auto none = ev.evaluate(Candidate::make(renderVariant({{{"SCALE", "2"}, {"WRITE", "0"}}, {}})));
   EXPECT_EQ(none.status, EvalStatus::Invalid);
-  EXPECT_NE(none.error.find("wrote no out.bin"), std::string::npos) << none.error;
+  EXPECT_NE(none.error.find("wrote no usable out.bin"), std::string::npos) << none.error;
   std::error_code ec;
   fs::remove_all(dir, ec);
 }

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
@@ -262,6 +263,31 @@ void f(void) {
   EXPECT_NE(g.why.find("calls g"), std::string::npos) << g.why;
 }
 
+TEST(Dependence, ACallThatKeepsStateInsideACommaOrAnOperatorStillBlocks) {
+  // A random generator's state, advanced by a static inline function of the program, in the operands
+  // of a comma expression (the examples' initialisation loops): reordering changes every value.
+  Scratch s;
+  Program p = parseSource(s, R"(static unsigned long long st;
+static inline double next(void) {
+  st = st * 6364136223846793005ull + 1;
+  return (double)(st >> 11);
+}
+void init(double *a, double *b, long n) {
+  for (long i = 0; i < n; ++i)
+    a[i] = next() - 0.5, b[i] = next() - 0.5;
+  for (long i = 0; i < n; ++i)
+    a[i] = -next();
+  for (long i = 0; i < n; ++i)
+    a[i] = (next());
+}
+)");
+  for (size_t k = 0; k < 3; ++k) {
+    Parallelism par = parallelism(onlyNest(p, k), 0);
+    EXPECT_FALSE(par.legal) << "nest " << k;
+    EXPECT_NE(par.why.find("calls next"), std::string::npos) << "nest " << k << ": " << par.why;
+  }
+}
+
 TEST(Dependence, LinearisedSubscriptsAreReadBackAsDimensionsWhereTheBoundsProveIt) {
   Scratch s;
   Program p = parseSource(s, R"(void mm(int n, const double *a, const double *b, double *c) {
@@ -287,6 +313,14 @@ void shapes(int n, int m, double *u) {
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < m && j < n; ++j)
       u[i * n + j] = u[i * m + j];
+}
+void jumps(int n, double *u) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      u[i * n + j] = 1;
+      if (u[i * n + j] > 5)
+        j += n; // past the row: u[i * n + j] is then row i + 1's
+    }
 }
 void cube(int n, int m, double *u, const double *v) {
   for (int i = 0; i < n; ++i)
@@ -329,8 +363,12 @@ void cube(int n, int m, double *u, const double *v) {
   EXPECT_FALSE(parallelism(past, 0).legal);
   // Rows of n written, rows of m read: two shapes of one array are not compared dimension-wise.
   EXPECT_FALSE(parallelism(onlyNest(p, 3), 0).legal);
+  // A loop variable the body changes: its bounds prove nothing, so neither do the dimensions.
+  const Nest &jumps = onlyNest(p, 4);
+  EXPECT_FALSE(target(jumps).subscripts.at(0).has_value());
+  EXPECT_FALSE(parallelism(jumps, 0).legal);
   // Three dimensions, recursively: u[(i * m + j) * n + k] is [i][j][k].
-  const Nest &cube = onlyNest(p, 4);
+  const Nest &cube = onlyNest(p, 5);
   EXPECT_EQ(target(cube).subscripts.size(), 3u);
   EXPECT_EQ(target(cube).layout, (std::vector<std::string>{"0:m", "0:n"}));
   EXPECT_TRUE(parallelism(cube, 0).legal) << parallelism(cube, 0).why;
@@ -594,6 +632,61 @@ TEST(Transform, ThePlanIgnoresNestsThatPrint) {
   Plan plan(*program, {});
   for (const auto &k : plan.knobs())
     EXPECT_LT(k.line, 30) << k.name; // main's printing loop is not a candidate
+}
+
+TEST(Transform, NestsThatTheProgramsOwnOpenMpCoversAreLeftToIt) {
+  // A directive on the loop, directives inside it, a loop in a parallel region, and a plain nest; read
+  // with -fopenmp (clang sees the directives) and without (only the text shows them: the loop in the
+  // region looks like any other, and parallelising it would only add a team per thread).
+  const char *text = R"(#include <stdio.h>
+#define N 512
+double a[N][N], b[N][N], s[8];
+void kernel(void) {
+  #pragma omp parallel for
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      a[i][j] = b[j][i] * 2.0;
+  for (int r = 0; r < 8; r++) {
+    double total = 0;
+#pragma omp parallel for reduction(+ : total)
+    for (int i = 0; i < N; i++)
+      total += a[r][i];
+    s[r] = total;
+  }
+#pragma omp parallel
+  {
+    for (int i = 0; i < N; i++)
+      b[i][0] = a[i][1];
+  }
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      b[i][j] += a[i][j];
+}
+)";
+  for (bool withOpenMp : {true, false}) {
+    Scratch s;
+    s.write("k.c", text);
+    auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, withOpenMp ? std::vector<std::string>{"-fopenmp"}
+                                                                            : std::vector<std::string>{});
+    ASSERT_TRUE(program) << program.error().message;
+    // With -fopenmp, libclang shows no statement under a directive (its captured body): those loops
+    // are no nests at all, and the one holding a directive is marked.
+    std::map<int, bool> openmp;
+    for (const auto &n : program->files[0].nests)
+      openmp[n.line] = n.openmp;
+    std::map<int, bool> want = withOpenMp ? std::map<int, bool>{{9, true}, {21, false}}
+                                          : std::map<int, bool>{{6, true}, {9, true}, {18, false}, {21, false}};
+    EXPECT_EQ(openmp, want) << withOpenMp;
+    Plan plan(*program, {});
+    std::set<int> lines;
+    for (const auto &k : plan.knobs())
+      lines.insert(k.line);
+    EXPECT_EQ(lines.count(6), 0u) << plan.describe();
+    EXPECT_EQ(lines.count(9), 0u) << plan.describe();
+    EXPECT_EQ(lines.count(21), 1u) << plan.describe();
+    EXPECT_NE(plan.describe().find("nest k.c:9: the program's own OpenMP directives cover it"), std::string::npos)
+        << plan.describe();
+  }
 }
 
 namespace {

@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <string_view>
 
 namespace hone::kernel::source {
 
@@ -63,6 +65,13 @@ bool isPureFunction(const std::string &name) {
 }
 
 namespace {
+
+/// An OpenMP directive's cursor (seen when the parse arguments have -fopenmp; CXCursor_OMP*: 232 on,
+/// but for two kinds of other statements in that range).
+bool isOpenMpDirective(CXCursorKind k) {
+  return clang_isStatement(k) && k >= CXCursor_OMPParallelDirective && k != CXCursor_SEHLeaveStmt &&
+         k != CXCursor_BuiltinBitCastExpr;
+}
 
 bool isIoFunction(const std::string &name) {
   static const std::set<std::string> io = {"printf", "fprintf", "sprintf", "snprintf", "puts",  "fputs", "putchar",
@@ -496,9 +505,8 @@ private:
         return times(*l, *r);
       if (op != "+" && op != "-")
         return std::nullopt;
-      int64_t s = op == "+" ? 1 : -1;
       for (const auto &[m, co] : *r)
-        if (__builtin_add_overflow((*l)[m], s * co, &(*l)[m]))
+        if (op == "+" ? __builtin_add_overflow((*l)[m], co, &(*l)[m]) : __builtin_sub_overflow((*l)[m], co, &(*l)[m]))
           return std::nullopt;
       prune(*l);
       if (l->size() > kMaxMonomials)
@@ -513,7 +521,8 @@ private:
       auto a = poly(kids[0], depth + 1);
       if (a && op == "-")
         for (auto &[m, co] : *a)
-          co = -co;
+          if (__builtin_sub_overflow(int64_t{0}, co, &co))
+            return std::nullopt;
       return a;
     }
     return std::nullopt;
@@ -537,9 +546,11 @@ private:
     Affine lo, hi;
     lo.constant = hi.constant = f.constant;
     auto add = [](Affine &into, const Affine &term, int64_t scale) {
+      int64_t x = 0;
       for (const auto &[v, c] : term.terms)
-        into.terms[v] += scale * c;
-      into.constant += scale * term.constant;
+        if (__builtin_mul_overflow(scale, c, &x) || __builtin_add_overflow(into.terms[v], x, &into.terms[v]))
+          return false;
+      return !__builtin_mul_overflow(scale, term.constant, &x) && !__builtin_add_overflow(into.constant, x, &into.constant);
     };
     for (const auto &[var, co] : f.terms) {
       const Loop *owner = nullptr;
@@ -552,8 +563,8 @@ private:
       if (!owner) {
         if (isLoopVar(var))
           return std::nullopt;
-        add(lo, Affine{{{var, 1}}, 0}, co); // an invariant: itself at both ends
-        add(hi, Affine{{{var, 1}}, 0}, co);
+        if (!add(lo, Affine{{{var, 1}}, 0}, co) || !add(hi, Affine{{{var, 1}}, 0}, co))
+          return std::nullopt; // an invariant: itself at both ends
         continue;
       }
       if (!owner->canonical || !owner->lowerAffine || !owner->upperAffine)
@@ -563,9 +574,9 @@ private:
           if (isLoopVar(v))
             return std::nullopt; // a triangular bound: not handled
       Affine last = *owner->upperAffine; // the last value is at most upper - 1
-      last.constant -= 1;
-      add(co > 0 ? lo : hi, *owner->lowerAffine, co);
-      add(co > 0 ? hi : lo, last, co);
+      if (__builtin_sub_overflow(last.constant, 1, &last.constant) || !add(co > 0 ? lo : hi, *owner->lowerAffine, co) ||
+          !add(co > 0 ? hi : lo, last, co))
+        return std::nullopt;
     }
     for (Affine *a : {&lo, &hi})
       for (auto it = a->terms.begin(); it != a->terms.end();)
@@ -693,6 +704,7 @@ private:
         expr(c, Mode::Read, loop, depth + 1, "");
       else if (clang_isStatement(k)) {
         nest_.irregular = true; // asm, OpenMP directives, ...: not something hone rewrites
+        nest_.openmp = nest_.openmp || isOpenMpDirective(k); // and libclang shows nothing under a directive
         walk(false);
       }
       break;
@@ -935,7 +947,22 @@ private:
   int conditional_ = 0;
 };
 
-/// Every top-level `for` in a function body (loops inside other loops belong to those).
+/// Linearised subscripts were read back as dimensions from the loop bounds; a loop variable that the
+/// body changes breaks those bounds, and such subscripts are unknown again.
+void distrustLayouts(Nest &n) {
+  bool changed = std::any_of(n.accesses.begin(), n.accesses.end(), [&](const Access &a) {
+    return a.write && a.subscripts.empty() &&
+           std::any_of(n.loops.begin(), n.loops.end(), [&](const Loop &l) { return l.var == a.base; });
+  });
+  if (changed)
+    for (auto &a : n.accesses)
+      if (!a.layout.empty())
+        for (auto &d : a.subscripts)
+          d.reset();
+}
+
+/// Every top-level `for` in a function body (loops inside other loops belong to those; libclang shows
+/// nothing under an OpenMP directive, whose body is a captured statement).
 void findLoops(CXCursor c, std::vector<CXCursor> &out, int depth) {
   if (depth > kMaxDepth)
     return;
@@ -945,6 +972,45 @@ void findLoops(CXCursor c, std::vector<CXCursor> &out, int depth) {
     else
       findLoops(kid, out, depth + 1);
   }
+}
+
+/// A line that is an OpenMP directive: `#pragma omp ...`, spaces allowed around `#`.
+bool isOpenMpPragmaLine(std::string_view line) {
+  auto skip = [&](size_t at) { return std::min(line.find_first_not_of(" \t", at), line.size()); };
+  size_t at = skip(0);
+  if (at >= line.size() || line[at] != '#')
+    return false;
+  at = skip(at + 1);
+  if (line.compare(at, 6, "pragma") != 0)
+    return false;
+  size_t omp = skip(at + 6);
+  if (omp == at + 6 || line.compare(omp, 3, "omp") != 0)
+    return false;
+  return omp + 3 == line.size() || !(std::isalnum(static_cast<unsigned char>(line[omp + 3])) || line[omp + 3] == '_');
+}
+
+/// `#pragma omp` on a line of text[begin, end), or on the line just above `begin` (blank lines and
+/// comment lines between): the directives clang does not show when it parses without -fopenmp.
+bool openMpPragmaNear(std::string_view text, size_t begin, size_t end) {
+  auto lineStart = [&](size_t at) { return at == 0 ? 0 : text.rfind('\n', at - 1) + 1; };
+  begin = std::min(begin, text.size());
+  end = std::min(end, text.size());
+  for (size_t at = lineStart(begin); at < end;) {
+    size_t eol = std::min(text.find('\n', at), text.size());
+    if (isOpenMpPragmaLine(text.substr(at, eol - at)))
+      return true;
+    at = eol + 1;
+  }
+  for (size_t at = lineStart(begin); at > 0;) {
+    size_t prev = lineStart(at - 1);
+    std::string_view line = text.substr(prev, at - 1 - prev);
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line.compare(first, 2, "//") == 0)
+      at = prev; // blank or a comment: look further up
+    else
+      return isOpenMpPragmaLine(line);
+  }
+  return false;
 }
 
 std::string readAll(const std::string &path, std::string *why) {
@@ -1044,8 +1110,10 @@ support::Expected<Program> analyze(const std::vector<std::pair<std::string, std:
         nest.file = name;
         nest.function = function;
         NestBuilder(tu, fm.text, toks, nest).loop(l, -1);
+        distrustLayouts(nest);
         nest.line = nest.loops.front().line;
         nest.endLine = nest.loops.front().endLine;
+        nest.openmp = nest.openmp || openMpPragmaNear(fm.text, nest.loops.front().begin, nest.loops.front().end);
         fm.nests.push_back(std::move(nest));
       }
     }

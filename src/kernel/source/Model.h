@@ -92,6 +92,10 @@ struct Nest {
   bool io = false;                // prints, reads or writes files
   bool jumps = false;             // return, break out of a loop, goto
   bool irregular = false;         // while/do/switch inside: fine for parallel tests, never rewritten
+  /// The program's own OpenMP already covers the nest: a directive on its loop or inside it. hone adds
+  /// no pragma and no rewrite there (a second `parallel for` would nest teams; a pragma between a
+  /// directive and its loop does not compile; libclang shows nothing under a directive).
+  bool openmp = false;
   /// The loops of the perfect band from the outermost loop down (each the only statement of the one
   /// above); at least one.
   std::vector<int> band() const;

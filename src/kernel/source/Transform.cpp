@@ -322,9 +322,13 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
   std::vector<Ranked> ranked;
   for (size_t f = 0; f < program_.files.size(); ++f)
     for (size_t i = 0; i < program_.files[f].nests.size(); ++i)
-      if (worthTransforming(program_.files[f].nests[i])) {
-        double w = weight(program_.files[f].nests[i], options.lineShares);
-        if (options.lineShares.empty() || w > 0)
+      if (const Nest &n = program_.files[f].nests[i]; worthTransforming(n)) {
+        double w = weight(n, options.lineShares);
+        if (!options.lineShares.empty() && w <= 0)
+          continue;
+        if (n.openmp)
+          leftToOpenMp_.push_back(n.label());
+        else
           ranked.push_back({w, f, i});
       }
   std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked &a, const Ranked &b) { return a.weight > b.weight; });
@@ -471,6 +475,10 @@ std::string Plan::nestAt(const std::string &file, int line) const {
 
 std::string Plan::describe(const std::map<std::string, double> &lineShares) const {
   std::string out;
+  for (const auto &nest : leftToOpenMp_)
+    out += fmt::format("nest {}: the program's own OpenMP directives cover it; hone adds no pragma and no rewrite "
+                       "there\n",
+                       nest);
   std::string last;
   for (const auto &k : knobs_) {
     std::string nest = fmt::format("{}:{}", k.file, k.line);

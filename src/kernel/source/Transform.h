@@ -78,6 +78,7 @@ public:
 private:
   Program program_;
   std::vector<SourceKnob> knobs_;
+  std::vector<std::string> leftToOpenMp_; // "file:line" of nests the program's own OpenMP covers
 };
 
 } // namespace hone::kernel::source
