@@ -8,6 +8,7 @@
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -26,7 +27,8 @@ json KernelOptions::toJson() const {
           {"profile", profile},
           {"ncu_report", ncuReport},
           {"source_transforms", sourceTransforms},
-          {"final_rounds", finalRounds}};
+          {"final_rounds", finalRounds},
+          {"project_files", projectFiles}};
 }
 
 support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
@@ -39,6 +41,7 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
     o.ncuReport = r.get<std::string>("ncu_report", "");
     o.sourceTransforms = r.get<bool>("source_transforms", true);
     o.finalRounds = r.get<int>("final_rounds", 3);
+    o.projectFiles = r.get<std::map<std::string, std::string>>("project_files", {});
     if (o.finalRounds < 0 || o.finalRounds > 100)
       throw std::runtime_error("the run's kernel options: final_rounds must be 0 to 100");
     r.finish();
@@ -46,6 +49,20 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
   } catch (const std::exception &e) {
     return support::Error{e.what()};
   }
+}
+
+std::map<std::string, std::string> projectFiles(const Manifest &m) {
+  std::map<std::string, std::string> out;
+  auto add = [&](const std::string &name, const std::string &path) {
+    auto text = support::readFile(path);
+    out[name] = text ? engine::contentHash(*text) : "(unreadable)";
+  };
+  add("hone.toml", m.path);
+  for (const auto &f : m.sources)
+    add(f, (fs::path(m.dir) / f).string());
+  for (const auto &f : m.editable)
+    add(f, (fs::path(m.dir) / f).string());
+  return out;
 }
 
 // ---- the knob space ------------------------------------------------------------------
@@ -214,6 +231,25 @@ public:
     auto m = loadManifest(options->project);
     if (!m)
       return m.error(); // with its location: a manifest is input (exit 1)
+    // The run records where its project is and what it was: a resume from another folder, or after
+    // the program or its manifest changed, would mix the steps of two programs in one run.
+    auto files = projectFiles(*m);
+    if (!options->projectFiles.empty() && options->projectFiles != files) {
+      std::vector<std::string> changed;
+      for (const auto &[name, hash] : files)
+        if (auto was = options->projectFiles.find(name); was == options->projectFiles.end() || was->second != hash)
+          changed.push_back(name);
+      for (const auto &[name, hash] : options->projectFiles)
+        if (!files.count(name))
+          changed.push_back(name + " (no longer in the manifest)");
+      return support::Error{fmt::format(
+          "the project {} is not what this run tuned: {} changed since the run started, and the steps of two "
+          "programs would be mixed; start a new run with hone tune --kernel {}",
+          m->dir, fmt::join(changed, ", "), m->dir)};
+    }
+    std::error_code absent;
+    config.options["project"] = fs::absolute(options->project, absent).lexically_normal().string();
+    config.options["project_files"] = files;
     if (options->sourceTransforms)
       if (auto plan = addSourceKnobs(*m); !plan)
         return plan.error();

@@ -11,6 +11,7 @@
 #include "support/Expected.h"
 #include "tune/Domain.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,10 +26,16 @@ struct KernelOptions {
   std::string ncuReport; // an Nsight Compute CSV report to add to the diagnosis
   bool sourceTransforms = true; // hone's own source transformations of the nests (SourceKnobs.h)
   int finalRounds = 3; // the best against the compiler-only baseline, side by side, when written; 0: not
+  /// What the run's project was when it started (projectFiles): a resume refuses the project changed.
+  /// Filled in by the domain; empty in runs from before it was kept.
+  std::map<std::string, std::string> projectFiles;
 
   nlohmann::json toJson() const;
   static support::Expected<KernelOptions> fromJson(const nlohmann::json &j);
 };
+
+/// The project as hone reads it: "hone.toml" and every source file's name -> a hash of its text.
+std::map<std::string, std::string> projectFiles(const Manifest &m);
 
 /// The knob space of a manifest, each knob's default first (the search agents' view).
 class KnobSpace final : public tune::CategoricalSpace {

@@ -187,6 +187,30 @@ seqs = [r[0] for r in db.execute("SELECT sequence FROM evaluations WHERE run_id 
 assert n == distinct == 14 and seqs == list(range(14)), (n, distinct, seqs)
 PY
 
+# A run keeps its project's absolute path and what the project was: resumed from another folder it
+# tunes the same project; after the program changed, the resume is refused (two programs' steps
+# would be mixed in one run).
+cd "$(dirname "$P")" || exit 1
+"$HONE" tune --kernel "$(basename "$P")" --agent random --iterations 6 --seed 6 --db "$TMP/moved.db" --no-profile \
+  >/dev/null 2>&1 &
+victim=$!
+cd - >/dev/null || exit 1
+for _ in $(seq 1 200); do
+  n=$(python3 -c "import sqlite3,sys
+try: print(sqlite3.connect(sys.argv[1]).execute('select count(*) from evaluations').fetchone()[0])
+except Exception: print(0)" "$TMP/moved.db" 2>/dev/null || echo 0)
+  [ "${n:-0}" -ge 2 ] && break
+  sleep 0.2
+done
+kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
+cp "$P/scale.c" "$TMP/scale.c.orig"
+echo "/* edited */" >>"$P/scale.c"
+check resume-changed 2 "$HONE" resume 1 --db "$TMP/moved.db"
+expect_err resume-changed "is not what this run tuned: scale.c changed since the run started"
+cp "$TMP/scale.c.orig" "$P/scale.c"
+check resume-elsewhere 0 bash -c "cd / && '$HONE' resume 1 --db '$TMP/moved.db' --json"
+expect_out resume-elsewhere '"evaluations": 6'
+
 fi
 
 if part tools; then
