@@ -1,6 +1,7 @@
 #include "kernel/Evaluator.h"
 #include "kernel/SourceKnobs.h"
 #include "kernel/source/Transform.h"
+#include "support/FileUtil.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -103,6 +104,10 @@ support::Expected<bool> KernelEvaluator::prepare() {
                                       manifest_.dir, tb.command, firstCompilerErrors(tb.log))};
   referenceExe_ = b.exe;
   referenceTimedExe_ = tb.exe;
+  pristine_.clear();
+  for (const std::string &exe : {referenceExe_, referenceTimedExe_})
+    if (auto bytes = support::readFile(exe); bytes && (pristine_.empty() || pristine_.front().path != exe))
+      pristine_.push_back({exe, std::move(*bytes)});
   for (uint64_t seed : seeds_) {
     std::string why;
     referenceOutputs(seed, &why);
@@ -126,6 +131,23 @@ support::Expected<bool> KernelEvaluator::prepare() {
   return true;
 }
 
+void KernelEvaluator::guardReference() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto &p : pristine_) {
+    auto now = support::readFile(p.path);
+    if (now && *now == p.bytes)
+      continue;
+    // A candidate's run reached the reference's folder (renamed its program, put another in its
+    // place): the program as built goes back, a fresh file, before the reference runs again.
+    std::error_code ec;
+    fs::remove(p.path, ec);
+    std::string why;
+    if (support::writeFileAtomically(p.path, p.bytes, &why))
+      fs::permissions(p.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec, ec);
+    ++referenceRestored_;
+  }
+}
+
 std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string *error) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -133,6 +155,7 @@ std::vector<double> KernelEvaluator::referenceOutputs(uint64_t seed, std::string
     if (it != refOutputs_.end())
       return it->second;
   }
+  guardReference();
   RunResult r = runOnce(manifest_, reference_, referenceExe_,
                         (fs::path(settings_.workdir) / "reference" / fmt::format("run-{}", seed)).string(), seed);
   if (!r.ok()) {
@@ -188,27 +211,76 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
   return std::nullopt;
 }
 
-support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir,
-                                                int round) {
+namespace {
+/// A timing's failure as a step's status: wrong outputs make the variant invalid; anything else is a
+/// run that failed.
+EvalStatus statusOf(const support::Error &e) {
+  return e.message.rfind(kTimedWrongResult, 0) == 0 ? EvalStatus::Invalid : EvalStatus::RunFailed;
+}
+} // namespace
+
+support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir) {
   // Timed runs take turns where they share a machine; a cluster's jobs run on nodes of their own.
   std::unique_lock<std::mutex> lock(timing_, std::defer_lock);
   if (!manifest_.executor || manifest_.executor->sharesMachine())
     lock.lock();
   const TimingSpec &t = manifest_.timing;
-  std::string rundir = (fs::path(dir) / "timing").string();
-  // Every timed run gets an input of its own, none a validation input, the same sequence for every
-  // variant: a program that keeps results across runs (a file keyed by its input) gains nothing here.
-  // A round spans more inputs than warm-up and repeats can use (at most 100 + 1000).
-  uint64_t next = seeds_.front() + kTimingSeedOffset + 2000 * static_cast<uint64_t>(round);
+  bool reference = &v == &reference_;
+  if (reference)
+    guardReference();
+  // Every timed run gets a fresh input of its own, drawn so that no variant can predict it (a program
+  // that keeps results across runs, or across variants, keyed by its input, never finds any), and runs
+  // in a folder named like a validation run's. The outputs of some runs, chosen when all are done,
+  // are compared with the reference's on the same input.
+  // Not the reference's own timings, nor one before prepare() (no reference to compare with: `hone
+  // kernel check` times the unmodified program so), nor a split timed build's (it prints no outputs).
+  bool checkOutputs = !reference && !referenceExe_.empty() && !manifest_.splitBuilds();
+  // Outputs that do not depend on the input are known already: every run is compared, for free.
+  std::vector<double> fixed;
+  if (checkOutputs && fixedInputs_) {
+    std::lock_guard<std::mutex> g(mutex_);
+    fixed = refOutputs_[seeds_.front()];
+  }
+  std::string wrong;
+  struct Kept {
+    uint64_t seed;
+    std::vector<double> values;
+  };
+  std::vector<Kept> kept; // otherwise a uniform sample of the runs (reservoir)
+  size_t runs = 0;
+  std::mt19937_64 pick;
+  {
+    std::lock_guard<std::mutex> g(mutex_);
+    pick.seed(seedGenerator_());
+  }
+  auto run = [&]() -> RunResult {
+    uint64_t seed = kTimingSeedOffset + pick() % kTimingSeedSpan;
+    std::string rundir = (fs::path(dir) / fmt::format("run-{}", seed)).string();
+    RunResult r = runOnce(manifest_, v, exe, rundir, seed, {}, {}, true);
+    std::error_code ec;
+    fs::remove_all(rundir, ec); // inputs never come back: nothing to keep
+    if (r.ok() && checkOutputs && fixedInputs_) {
+      if (auto mismatch = compareOutputs(manifest_.output, fixed, r.values, unitsOf(seeds_.front())); mismatch && wrong.empty())
+        wrong = mismatch->message;
+    } else if (r.ok() && checkOutputs) {
+      ++runs;
+      if (kept.size() < kTimedRunsChecked)
+        kept.push_back({seed, std::move(r.values)});
+      else if (uint64_t j = pick() % runs; j < kTimedRunsChecked)
+        kept[j] = {seed, std::move(r.values)};
+    }
+    r.values.clear();
+    return r;
+  };
   for (int i = 0; i < t.warmup; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, next++, {}, {}, true);
+    RunResult r = run();
     if (!r.ok())
       return support::Error{"warm-up run: " + r.error};
   }
   std::vector<double> samples, process;
   Timing result;
   for (int i = 0; i < t.maxRepeats; ++i) {
-    RunResult r = runOnce(manifest_, v, exe, rundir, next++, {}, {}, true);
+    RunResult r = run();
     if (!r.ok())
       return support::Error{fmt::format("timing run {}: {}", i + 1, r.error)};
     double s = t.mode == "region" ? r.regionS : r.process.seconds;
@@ -224,6 +296,24 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
         break;
     }
   }
+  if (lock.owns_lock())
+    lock.unlock(); // the reference's runs below need not take turns with timings
+  for (const auto &k : kept) {
+    // The reference on the same input, kept nowhere: such inputs never come back.
+    std::string rundir = (fs::path(settings_.workdir) / "reference" / fmt::format("run-{}", k.seed)).string();
+    guardReference();
+    RunResult ref = runOnce(manifest_, reference_, referenceExe_, rundir, k.seed);
+    std::error_code ec;
+    fs::remove_all(rundir, ec);
+    if (!ref.ok())
+      return support::Error{"the reference on a timed run's input: " + ref.error};
+    if (auto mismatch = compareOutputs(manifest_.output, ref.values, k.values, ref.units.empty() ? nullptr : &ref.units);
+        mismatch && wrong.empty())
+      wrong = mismatch->message;
+  }
+  if (!wrong.empty())
+    return support::Error{fmt::format("{} (compared with the reference's outputs on the same input): {}",
+                                      kTimedWrongResult, wrong)};
   result = summarize(samples, t.targetCi);
   Timing whole = summarize(process, 1);
   result.processMedian = whole.median;
@@ -359,10 +449,10 @@ std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const s
     return std::nullopt;
   // The machine may have changed since the reference was timed: time both again, side by side, and
   // accuse the timer only if the fresh pair still disagrees.
-  auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string(), 1);
-  auto again = time(v, exe, dir, 1);
+  auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
+  auto again = time(v, exe, dir);
   if (!ref || !again)
-    return failure(EvalStatus::RunFailed,
+    return failure(ref ? statusOf(again.error()) : EvalStatus::RunFailed,
                    "re-measuring the region: " + (ref ? again.error().message : ref.error().message));
   if (auto why = regionDistrusted(ref->median, ref->processMedian, ref->processCi95, *again))
     return failure(EvalStatus::Invalid, *why);
@@ -412,7 +502,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   double reference = referenceForScoring(); // re-timed first, when due: side by side with this candidate
   auto timing = time(*variant, exe, dir);
   if (!timing)
-    return done(failure(EvalStatus::RunFailed, timing.error().message));
+    return done(failure(statusOf(timing.error()), timing.error().message));
   if (auto bad = checkRegion(*variant, exe, dir, &*timing))
     return done(*bad);
   auto scoreOf = [&](const Timing &t) { return reference > 0 ? reference / t.median : 1.0 / t.median; };
@@ -432,9 +522,9 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                                score / best, bad->error);
       return done(*bad);
     }
-    auto again = time(*variant, exe, dir, 2);
+    auto again = time(*variant, exe, dir);
     if (!again)
-      return done(failure(EvalStatus::RunFailed, "re-measuring: " + again.error().message));
+      return done(failure(statusOf(again.error()), "re-measuring: " + again.error().message));
     timing = again;
     score = scoreOf(*timing);
     rechecked = true;
@@ -454,10 +544,10 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
       std::lock_guard<std::mutex> lock(mutex_);
       incumbent = incumbent_;
     }
-    auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string(), 3);
-    auto again = time(*variant, exe, dir, 3);
+    auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
+    auto again = time(*variant, exe, dir);
     if (!again)
-      return done(failure(EvalStatus::RunFailed, "timing a new best again: " + again.error().message));
+      return done(failure(statusOf(again.error()), "timing a new best again: " + again.error().message));
     // A reference that fails to time now leaves the first score standing. This timing scores this
     // candidate only: the scale of the others stays the regular re-timings' (reference_every).
     if (ref) {
@@ -469,7 +559,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     }
     // An incumbent that no longer times (its program removed) leaves the candidate unchallenged.
     if (incumbent.score > 0 && incumbent.dir != dir)
-      if (auto inc = time(incumbent.variant, incumbent.exe, incumbent.dir, 3); inc && again->median > 0) {
+      if (auto inc = time(incumbent.variant, incumbent.exe, incumbent.dir); inc && again->median > 0) {
         incumbentRatio = inc->median / again->median;
         if (incumbentRatio <= 1)
           score = std::min(score, incumbent.score * incumbentRatio);
@@ -504,6 +594,10 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     r.rawOutput += "; " + weakNote_;
   if (!raceNote.empty())
     r.rawOutput += "; " + raceNote;
+  if (int restored = referenceRestored(); restored > 0)
+    r.rawOutput += fmt::format("; the reference's program was found changed by a candidate's run {} time(s) in this "
+                               "run and put back as built before it ran again",
+                               restored);
   if (fixedInputs_)
     r.rawOutput += fmt::format("; {} (fixed inputs): the guard \"outputs do not change with the input\" cannot fire",
                                seeds_.size() == 1 ? "one validation input"

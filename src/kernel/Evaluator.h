@@ -29,13 +29,21 @@
 
 #include <map>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace hone::kernel {
 
-/// Timed runs use seeds from the first validation seed + this, one per run.
+/// Timed runs take fresh seeds from [kTimingSeedOffset, kTimingSeedOffset + kTimingSeedSpan), drawn
+/// unpredictably, one per run.
 inline constexpr uint64_t kTimingSeedOffset = 100000;
+inline constexpr uint64_t kTimingSeedSpan = 1000000000;
+/// How many of a timing's runs have their outputs compared with the reference's on the same input
+/// (chosen at random once the runs are done; every run when the outputs do not depend on the input).
+inline constexpr size_t kTimedRunsChecked = 1;
+/// The start of a timing's error when a timed run's outputs are wrong (the step is invalid, not failed).
+inline constexpr const char *kTimedWrongResult = "wrong result on a timed run";
 
 struct EvaluatorSettings {
   std::string workdir;     // candidates build and run in workdir/<hash>/
@@ -89,15 +97,22 @@ public:
   /// The reference's seconds a score is relative to now: the median of its last three timings
   /// (the baseline, then each re-timing); 0 without a baseline.
   double referenceSeconds() const;
+  /// How often the reference's programs were found changed by a candidate's run and put back.
+  int referenceRestored() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return referenceRestored_;
+  }
   engine::EvalResult evaluate(const engine::Candidate &candidate);
 
   /// Validates a built program on `seeds`; the failure as a result (status and error), or nullopt.
   std::optional<engine::EvalResult> validate(const Variant &v, const std::string &exe, const std::string &dir,
                                              const std::vector<uint64_t> &seeds);
-  /// Times a built program: warm-up, then repeats until the 95% CI is tight enough or the cap. Each
-  /// `round` of timing in one evaluation takes inputs of its own (the reference and a candidate timed
-  /// side by side share a round): timing a candidate again never serves it inputs it has seen.
-  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir, int round = 0);
+  /// Times a built program: warm-up, then repeats until the 95% CI is tight enough or the cap. Every
+  /// run takes a fresh input drawn at random (no program can have kept results for it) in a folder
+  /// named like a validation run's, and the outputs of a random sample of the runs are compared with
+  /// the reference's on the same inputs: a variant that computes only when validated fails
+  /// (kTimedWrongResult). Neither the reference's own timings nor any before prepare() are checked.
+  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir);
 
   /// A built program to time side by side with others.
   struct Contender {
@@ -127,6 +142,9 @@ private:
   /// Before a candidate is timed: times the reference again when `reference_every` candidates have
   /// been timed since it last was; the seconds to score against (0: raw scores).
   double referenceForScoring();
+  /// Puts the reference's programs back as built where a candidate's run changed them (counted in
+  /// referenceRestored()).
+  void guardReference();
 
   Manifest manifest_;
   EvaluatorSettings settings_;
@@ -134,6 +152,11 @@ private:
   std::string referenceExe_;      // validated
   std::string referenceTimedExe_; // timed (the same program unless the manifest splits builds)
   std::vector<uint64_t> seeds_;
+  struct Pristine {
+    std::string path, bytes;
+  };
+  std::vector<Pristine> pristine_; // the reference's programs as built
+  int referenceRestored_ = 0;
   std::map<uint64_t, std::vector<double>> refOutputs_;
   std::map<uint64_t, std::vector<double>> refUnits_; // each output's unit in the last printed place
   std::string weakNote_;
@@ -149,7 +172,8 @@ private:
     std::string exe, dir;
     double score = 0; // 0: none yet
   } incumbent_;
-  mutable std::mutex mutex_; // reference outputs and times, best score
+  mutable std::mutex mutex_; // reference outputs and times, best score, the seed generator
+  std::mt19937_64 seedGenerator_{std::random_device{}()}; // timed runs' inputs: not the candidates' to know
   std::mutex timing_; // one timed run at a time: parallel timing would measure the contention
 };
 

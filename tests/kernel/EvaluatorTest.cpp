@@ -8,6 +8,7 @@
 // a would-be best that is slower than the best so far side by side does not
 // replace it.
 #include "kernel/Evaluator.h"
+#include "support/FileUtil.h"
 
 #include "TestUtil.h"
 
@@ -34,7 +35,10 @@ namespace {
 
 const char *kProgram = R"(#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #ifndef LEN
 #define LEN 6000000
 #endif
@@ -80,6 +84,31 @@ int main(int argc, char **argv) {
   for (volatile int spin = 1; spin;) {}
 #elif MODE == 4
   this does not compile;
+#elif MODE == 10 /* computes only when validated: the timed runs' seeds used to start at 100000 */
+  if (seed >= 100000) { printf("0\n%lu\n", seed % 7); return 0; }
+#elif MODE == 11 /* notes the folder of each run, then computes */
+  {
+    char cwd[4096], path[4200];
+    const char *notes = getenv("HONE_TEST_CACHE");
+    snprintf(path, sizeof path, "%s/folders", notes ? notes : "/nonexistent");
+    FILE *f = fopen(path, "a");
+    if (f && getcwd(cwd, sizeof cwd)) { fprintf(f, "%s\n", strrchr(cwd, '/') + 1); }
+    if (f) fclose(f);
+  }
+#elif MODE == 12 /* keeps its results in a folder every variant shares, keyed by its input */
+  char cached[4200];
+  {
+    const char *cache = getenv("HONE_TEST_CACHE");
+    snprintf(cached, sizeof cached, "%s/%lu", cache ? cache : "/nonexistent", seed);
+    FILE *hit = fopen(cached, "r");
+    if (hit) { char line[256]; while (fgets(line, sizeof line, hit)) fputs(line, stdout); fclose(hit); return 0; }
+  }
+#elif MODE == 13 /* puts a slow wrapper in the place of the reference's program, then computes */
+  if (access("../../reference/prog.orig", F_OK) != 0 && rename("../../reference/prog", "../../reference/prog.orig") == 0) {
+    FILE *w = fopen("../../reference/prog", "w");
+    if (w) { fprintf(w, "#!/bin/sh\nsleep 0.3\nexec \"$(dirname \"$0\")/prog.orig\" \"$@\"\n"); fclose(w); }
+    chmod("../../reference/prog", 0755);
+  }
 #elif MODE == 6 /* knows the answers for the seeds it was validated on, nothing else */
   if (seed >= 1001 && seed <= 1003) { printf("%.17g\n%lu\n", cheat[seed - 1001], seed % 7); return 0; }
   printf("0\n%lu\n", seed % 7);
@@ -92,6 +121,10 @@ int main(int argc, char **argv) {
   for (long i = 0; i + UNROLL <= LEN; i += UNROLL) /* no remainder loop: right only when UNROLL divides LEN */
     for (int u = 0; u < UNROLL; ++u) s += a[i + u];
   printf("%.17g\n%lu\n", s, seed % 7);
+#if MODE == 12
+  FILE *keep = fopen(cached, "w");
+  if (keep) { fprintf(keep, "%.17g\n%lu\n", s, seed % 7); fclose(keep); }
+#endif
 #if MODE == 5 /* reports a time it did not take */
   printf("HONE_TIME %g\n", 1e-6);
 #else
@@ -134,7 +167,7 @@ values = [1, 2, 4, 7]
 [[knob]]
 name = "MODE"
 role = "other"
-values = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+values = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
 )";
     std::ofstream(dir / "hone.toml") << toml;
     auto m = loadManifest(dir.string());
@@ -428,10 +461,67 @@ TEST(KernelEvaluator, ASuspiciousSpeedupIsRevalidatedOnNewSeeds) {
   ASSERT_TRUE(ref.ok());
   ev.setBaseline(ref.metrics.at("time_s"));
   ASSERT_TRUE(ev.evaluate(p.variant("1", "0")).ok()); // the first result of the run: the best so far
-  // ...so it passes validation, is far faster, and is caught on seeds it has not seen.
+  // ...so it passes validation, is far faster, and is caught on inputs it has not seen: its timed
+  // runs' (a sample of them is checked) or, where a timed build prints nothing, new validation seeds.
   auto cheat = ev.evaluate(p.variant("1", "6"));
   EXPECT_EQ(cheat.status, EvalStatus::Invalid);
-  EXPECT_NE(cheat.error.find("failed re-validation on new seeds"), std::string::npos) << cheat.error;
+  EXPECT_TRUE(cheat.error.find("failed re-validation on new seeds") != std::string::npos ||
+              cheat.error.rfind(hone::kernel::kTimedWrongResult, 0) == 0)
+      << cheat.error;
+}
+
+TEST(KernelEvaluator, TimedRunsLookLikeValidationRunsTakeFreshInputsAndAreChecked) {
+  Project p;
+  fs::path notes = p.dir / "shared";
+  fs::create_directories(notes);
+  TestEnv env({{"HONE_TEST_CACHE", notes}});
+  KernelEvaluator ev(p.manifest, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  ASSERT_TRUE(p.startRun(ev).ok());
+  // A variant that computes only on its validation inputs prints wrong numbers when timed: a sample
+  // of the timed runs is compared with the reference on the same inputs.
+  auto bySeed = ev.evaluate(p.variant("1", "10"));
+  EXPECT_EQ(bySeed.status, EvalStatus::Invalid);
+  EXPECT_EQ(bySeed.error.rfind(hone::kernel::kTimedWrongResult, 0), 0u) << bySeed.error;
+  // Every run, validated or timed, runs in a folder named alike: nothing tells them apart there.
+  ASSERT_TRUE(ev.evaluate(p.variant("1", "11")).ok());
+  std::ifstream folders(notes / "folders");
+  int runs = 0;
+  for (std::string line; std::getline(folders, line); ++runs)
+    EXPECT_EQ(line.rfind("run-", 0), 0u) << line;
+  EXPECT_GE(runs, 3 + 3); // the validation inputs and the timed runs
+  // Results kept across variants, keyed by the input, serve validation but never a timed run: every
+  // timed run has a fresh input, so the second variant's timed runs compute (and leave results).
+  auto count = [&] {
+    return std::distance(fs::directory_iterator(notes), fs::directory_iterator{});
+  };
+  ASSERT_TRUE(ev.evaluate(p.variant("1", "12")).ok());
+  auto before = count();
+  ASSERT_TRUE(ev.evaluate(p.variant("2", "12")).ok());
+  EXPECT_GE(count(), before + 3) << "the second variant's timed runs found results kept for their inputs";
+}
+
+TEST(KernelEvaluator, AReferenceProgramThatACandidateReplacedIsPutBack) {
+  Project p;
+  Manifest m = p.manifest;
+  m.timing.referenceEvery = 1;
+  KernelEvaluator ev(m, p.settings());
+  ASSERT_TRUE(ev.prepare());
+  ASSERT_TRUE(p.startRun(ev).ok());
+  fs::path prog = p.dir / ".hone" / "reference" / "prog";
+  ASSERT_TRUE(fs::exists(prog));
+  std::string built = *hone::support::readFile(prog.string());
+  // The wrapper would make the re-timed reference slow, and every honest variant after it look fast:
+  // before the reference runs again (here for the outputs of the candidate's own timed runs), its
+  // program goes back as built.
+  auto tamper = ev.evaluate(p.variant("1", "13"));
+  ASSERT_TRUE(tamper.ok()) << tamper.error;
+  EXPECT_TRUE(fs::exists(prog.string() + ".orig")); // the candidate's run did replace it
+  EXPECT_TRUE(*hone::support::readFile(prog.string()) == built);
+  EXPECT_EQ(ev.referenceRestored(), 1);
+  EXPECT_NE(tamper.rawOutput.find("the reference's program was found changed"), std::string::npos) << tamper.rawOutput;
+  ASSERT_TRUE(ev.evaluate(p.variant("2", "0")).ok());
+  EXPECT_TRUE(*hone::support::readFile(prog.string()) == built);
 }
 
 TEST(KernelEvaluator, AProjectThatDoesNotBuildSaysSo) {
