@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
@@ -35,8 +36,103 @@ std::string SubprocessResult::describe() const {
 
 namespace {
 
-/// The keeper's answer to hone's death: the command's whole group goes (the keeper with it).
-void killOwnGroup(int) { kill(0, SIGKILL); }
+/// The command the keeper runs (0 until it is forked).
+volatile sig_atomic_t keptCommand = 0;
+
+/// The keeper's answer to hone's death or a time limit: the command goes, and the keeper then clears
+/// whatever the command left (sweepDescendants) before it ends.
+void killCommand(int) {
+  if (keptCommand > 0)
+    kill(static_cast<pid_t>(keptCommand), SIGKILL);
+  else
+    kill(0, SIGKILL);
+}
+
+/// Reads "/proc/<pid>/stat"'s parent and group ids with async-signal-safe calls only (the keeper is a
+/// fork of a process with threads and never execs: no malloc, no stdio).
+bool parentAndGroup(const char *pid, pid_t *ppid, pid_t *pgrp) {
+  char path[64] = "/proc/";
+  size_t n = 6;
+  for (const char *c = pid; *c && n < 40; ++c)
+    path[n++] = *c;
+  const char *tail = "/stat";
+  for (const char *c = tail; *c; ++c)
+    path[n++] = *c;
+  path[n] = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char buf[512];
+  ssize_t got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got <= 0)
+    return false;
+  buf[got] = 0;
+  // "pid (comm) state ppid pgrp ...": the name may hold spaces and parentheses; the last ')' ends it.
+  char *close = nullptr;
+  for (char *c = buf; *c; ++c)
+    if (*c == ')')
+      close = c;
+  if (!close)
+    return false;
+  char *c = close + 1;
+  long fields[2] = {0, 0};
+  int field = -1; // the state comes first
+  while (*c && field < 2) {
+    while (*c == ' ')
+      ++c;
+    if (field >= 0) {
+      long v = 0;
+      while (*c >= '0' && *c <= '9')
+        v = v * 10 + (*c++ - '0');
+      fields[field] = v;
+    } else {
+      while (*c && *c != ' ')
+        ++c;
+    }
+    ++field;
+  }
+  *ppid = static_cast<pid_t>(fields[0]);
+  *pgrp = static_cast<pid_t>(fields[1]);
+  return field == 2;
+}
+
+/// The keeper, a child subreaper, after its command ended: every process the command left -- in the
+/// keeper's group, or orphaned to the keeper after leaving the group with setsid() -- is killed and
+/// reaped, pass after pass until none is left (a bounded number of passes against a fork bomb).
+void sweepDescendants() {
+  pid_t self = getpid(), group = getpgrp();
+  for (int pass = 0; pass < 2000; ++pass) {
+    bool found = false;
+    int dir = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+      return;
+    alignas(8) char entries[8192];
+    for (ssize_t n; (n = getdents64(dir, entries, sizeof entries)) > 0;)
+      for (ssize_t at = 0; at < n;) {
+        auto *e = reinterpret_cast<struct dirent64 *>(entries + at);
+        at += e->d_reclen;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+          continue;
+        pid_t ppid = 0, pgrp = 0;
+        pid_t pid = 0;
+        for (const char *c = e->d_name; *c >= '0' && *c <= '9'; ++c)
+          pid = pid * 10 + (*c - '0');
+        if (pid == self || !parentAndGroup(e->d_name, &ppid, &pgrp))
+          continue;
+        if (ppid == self || pgrp == group) {
+          kill(pid, SIGKILL);
+          found = true;
+        }
+      }
+    close(dir);
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    if (!found)
+      return;
+    usleep(1000);
+  }
+}
 
 [[noreturn]] void childFail(int fd, const char *what) {
   // Only async-signal-safe calls after fork: report through the pipe.
@@ -97,6 +193,9 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
     // When hone dies, even by SIGKILL, the kernel sends the keeper SIGTERM (PR_SET_PDEATHSIG), and the
     // keeper kills the whole group: a killed hone leaves no command running (a resume runs it again).
     setpgid(0, 0);
+    // A child subreaper: what the command leaves behind, even after setsid(), comes back to the keeper
+    // when its parent ends, not to init; the keeper clears it all before it ends (sweepDescendants).
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     pid_t command = fork();
     if (command < 0)
       childFail(status[1], "fork");
@@ -119,15 +218,17 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
     close(status[1]); // hone reads exec's outcome from the command alone
     close(out[0]);
     close(out[1]);
+    keptCommand = command;
     struct sigaction onDeath {};
-    onDeath.sa_handler = killOwnGroup;
+    onDeath.sa_handler = killCommand;
     sigaction(SIGTERM, &onDeath, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) // hone died before the line above
-      killOwnGroup(0);
+      killCommand(0);
     int st = 0;
     while (waitpid(command, &st, 0) < 0 && errno == EINTR) {
     }
+    sweepDescendants();
     if (WIFSIGNALED(st)) { // end as the command did, so hone reports its signal (without a core of ours)
       rlimit none{0, 0};
       setrlimit(RLIMIT_CORE, &none);
@@ -179,8 +280,17 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
     pid_t done = waitpid(pid, &wstatus, WNOHANG);
     exited = done == pid;
   }
-  // The whole group goes: at the time limit, and any children the command left running.
-  kill(-pid, SIGKILL);
+  // At the time limit or an interrupt, the keeper stops the command and clears what it left (those
+  // that left the group with setsid() too); a keeper that does not end in 2 s is killed with its group.
+  if (!exited) {
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 400 && !exited; ++i) {
+      exited = waitpid(pid, &wstatus, WNOHANG) == pid;
+      if (!exited)
+        usleep(5000);
+    }
+  }
+  kill(-pid, SIGKILL); // whatever is left in the group
   if (!exited)
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
     }

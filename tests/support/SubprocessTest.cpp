@@ -118,6 +118,45 @@ TEST(Subprocess, ACallerKilledBySigkillTakesTheCommandsGroupWithIt) {
   std::filesystem::remove(pidFile);
 }
 
+TEST(Subprocess, WhatACommandStartsInASessionOfItsOwnEndsWithItToo) {
+  // setsid() leaves the process group hone kills; the keeper, a child subreaper, gets such processes
+  // back when their parent ends, and clears them: after an ordinary end, a time limit, and the
+  // caller's death by SIGKILL.
+  std::string pidFile = std::filesystem::temp_directory_path() / ("hone-setsid-" + std::to_string(getpid()));
+  auto sleeper = [&] {
+    pid_t pid = 0;
+    for (int i = 0; i < 250 && !(std::ifstream(pidFile) >> pid); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::filesystem::remove(pidFile);
+    return pid;
+  };
+  std::string start = "setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile + ".tmp; mv " + pidFile +
+                      ".tmp " + pidFile;
+  auto done = runSubprocess(cmd({"sh", "-c", start + "; echo started"}, 20));
+  EXPECT_TRUE(done.ok()) << done.describe();
+  pid_t first = sleeper();
+  ASSERT_GT(first, 0);
+  EXPECT_TRUE(ends(first));
+
+  auto late = runSubprocess(cmd({"sh", "-c", start + "; sleep 30"}, 0.5));
+  EXPECT_TRUE(late.timedOut);
+  pid_t second = sleeper();
+  ASSERT_GT(second, 0);
+  EXPECT_TRUE(ends(second));
+
+  pid_t caller = fork();
+  ASSERT_GE(caller, 0);
+  if (caller == 0) {
+    runSubprocess(cmd({"sh", "-c", start + "; sleep 30"}));
+    _exit(0);
+  }
+  pid_t third = sleeper();
+  ASSERT_GT(third, 0);
+  kill(caller, SIGKILL);
+  waitpid(caller, nullptr, 0);
+  EXPECT_TRUE(ends(third));
+}
+
 TEST(Subprocess, ACommandKilledByASignalIsReportedSo) {
   auto r = runSubprocess(cmd({"sh", "-c", "kill -SEGV $$"}));
   ASSERT_TRUE(r.started) << r.error;
