@@ -15,6 +15,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace hone::kernel {
@@ -25,6 +26,40 @@ using tune::LlmReading;
 using tune::LlmRejection;
 
 namespace {
+
+/// The names of `#include`s (and `#include_next`, `#import`, `#embed`) in `text`, a file at `path` of
+/// the project, that are absolute or climb out of the project: the compiler would read a file of the
+/// machine and could quote it back in its errors, which go to the model.
+std::set<std::string> includesOutsideProject(const std::string &path, const std::string &text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find_first_not_of(" \t");
+    if (at == std::string::npos || line[at] != '#')
+      continue;
+    at = line.find_first_not_of(" \t", at + 1);
+    if (at == std::string::npos)
+      continue;
+    size_t word = at;
+    while (at < line.size() && (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == '_'))
+      ++at;
+    std::string directive = line.substr(word, at - word);
+    if (directive != "include" && directive != "include_next" && directive != "embed" && directive != "import")
+      continue;
+    at = line.find_first_not_of(" \t", at);
+    if (at == std::string::npos || (line[at] != '"' && line[at] != '<'))
+      continue;
+    char close = line[at] == '"' ? '"' : '>';
+    size_t end = line.find(close, at + 1);
+    std::string name = line.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    fs::path named(name);
+    // Quoted names are looked up beside the file first: the lexical path must stay in the project.
+    fs::path inProject = (fs::path(path).parent_path() / named).lexically_normal();
+    if (named.is_absolute() || (!inProject.empty() && *inProject.begin() == ".."))
+      out.insert(name);
+  }
+  return out;
+}
 
 LlmReading refuse(std::string why) {
   LlmReading r;
@@ -461,6 +496,16 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
       for (const auto &[name, value] : reply["knobs"].items())
         set(name, value);
     }
+  }
+
+  // New includes of files outside the project are refused (those the program had stay).
+  for (const auto &[path, text] : after) {
+    auto had = includesOutsideProject(path, before[path]);
+    for (const auto &name : includesOutsideProject(path, text))
+      if (!had.count(name))
+        return refuse(fmt::format("{} includes '{}', a file outside the project: include the project's own "
+                                  "headers by a path inside it, and system headers as <name>.",
+                                  path, name));
   }
 
   bool sameCode = true;

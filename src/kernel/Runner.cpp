@@ -272,7 +272,10 @@ BuildResult build(const Manifest &m, const Variant &v, const std::string &dir, c
     }
     r.command = std::move(*retargeted);
   }
-  auto p = shell(m, "build-" + out, r.command, m.dir, m.buildTimeoutS, 0, {}, {}, {r.exe});
+  // A compiler gets room (16 GiB of address space, or the runs' limit if larger), not the machine: a
+  // source that includes /dev/zero must not take it all.
+  auto p = shell(m, "build-" + out, r.command, m.dir, m.buildTimeoutS, std::max<size_t>(kBuildMemoryMb, m.memoryMb), {},
+                 {}, {r.exe});
   r.seconds = p.seconds;
   r.log = p.output;
   if (!p.ok())

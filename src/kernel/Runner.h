@@ -114,6 +114,8 @@ struct RunResult {
 RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, const std::string &rundir, uint64_t seed,
                   const std::vector<std::string> &prefix = {}, const std::vector<std::string> &clearFirst = {},
                   bool timed = false);
+/// The address space a build may use, in MiB (more when the manifest's memory_mb is larger).
+inline constexpr size_t kBuildMemoryMb = 16384;
 inline constexpr const char *kStderrFile = ".hone-stderr";
 inline constexpr size_t kStderrLimit = 64u << 20;
 /// The most of a run's stdout (and stderr, when they share it) hone keeps; a run whose outputs are

@@ -175,6 +175,19 @@ TEST_F(CodeAgentTest, EditsOfProtectedFilesWhitespaceAndUnlistedKnobValuesAreRef
   auto prose = codec->read("I would unroll it.", start(), feedback());
   ASSERT_TRUE(prose.rejection);
   EXPECT_NE(prose.rejection->diagnostics.find("no JSON object"), std::string::npos);
+  // Files of the machine stay out of the build (its errors would quote them to the model): absolute
+  // includes, quoted or not, and quoted ones that climb out of the project; the project's own and
+  // system headers are fine.
+  for (const char *outside : {"#include \"/etc/hostname\"", "#include </etc/hostname>", "  #  include \"../../secret.txt\"",
+                              "#embed \"/dev/zero\""}) {
+    auto r = codec->read(files("k.c", replaced("#include <stdio.h>", std::string("#include <stdio.h>\n") + outside)),
+                         start(), feedback());
+    ASSERT_TRUE(r.rejection) << outside;
+    EXPECT_NE(r.rejection->diagnostics.find("a file outside the project"), std::string::npos) << r.rejection->diagnostics;
+  }
+  auto inside = codec->read(files("k.c", replaced("#include <stdio.h>", "#include <stdio.h>\n#include <math.h>\n#include \"./protected.h\"")),
+                            start(), feedback());
+  EXPECT_FALSE(inside.rejection) << inside.rejection->diagnostics;
 }
 
 TEST_F(CodeAgentTest, ABareCodeBlockIsTheOneEditableFile) {
