@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -172,8 +173,25 @@ struct Gathered {
   LegionProfile out;
 };
 
+/// What the files read so far have taken, against the limits.
+struct Budget {
+  const ProfLogLimits &limits;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  uint64_t bytesBefore = 0; // the earlier files' uncompressed bytes
+  /// Why reading must stop now ("" when it need not).
+  std::string exceeded(uint64_t bytesHere) const {
+    if (bytesBefore + bytesHere > limits.uncompressedBytes)
+      return fmt::format("the logs hold more than {} bytes uncompressed (a Legion Prof log of a real run is far "
+                         "smaller: is it one?)",
+                         limits.uncompressedBytes);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limits.seconds)
+      return fmt::format("reading the logs took longer than {:g} s; stopped", limits.seconds);
+    return "";
+  }
+};
+
 support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gathered &g,
-                                std::vector<std::string> *warnings) {
+                                std::vector<std::string> *warnings, Budget &budget) {
   auto fail = [&](uint64_t at, const std::string &what) {
     return support::Error{fmt::format("{}: at byte {} (uncompressed): {}", path, at, what)};
   };
@@ -203,8 +221,11 @@ support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gath
   }
   int64_t maxDim = 1, uuidSize = 0, node = fileIndex;
   std::vector<Value> values;
-  for (;;) {
+  for (uint64_t record = 0;; ++record) {
     uint64_t at = in.offset();
+    if (record % 4096 == 0)
+      if (std::string why = budget.exceeded(at); !why.empty())
+        return fail(at, why);
     int32_t id;
     if (!in.read(&id, sizeof(id))) {
       if (!in.error.empty())
@@ -222,16 +243,19 @@ support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gath
       Value &v = values[f];
       if (fs.type == "string") {
         char c;
-        for (;;) {
+        for (size_t length = 0;; ++length) {
           if (!in.read(&c, 1)) {
             cut = true;
             break;
           }
           if (c == '\0')
             break;
-          if (v.text.size() >= (1u << 20))
+          if (length >= (1u << 20))
             return fail(at, fmt::format("{}.{}: a string longer than 1 MiB", spec.name, fs.name));
-          v.text += c;
+          if (v.text.size() < budget.limits.nameChars)
+            v.text += c;
+          else if (v.text.size() == budget.limits.nameChars)
+            v.text += " ..."; // the rest is read, not kept
         }
         continue;
       }
@@ -330,18 +354,20 @@ support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gath
       ++g.out.skipped;
     }
   }
+  budget.bytesBefore += in.offset();
   return true;
 }
 
 } // namespace
 
 support::Expected<LegionProfile> readLegionProfile(const std::vector<std::string> &files,
-                                                   std::vector<std::string> *warnings) {
+                                                   std::vector<std::string> *warnings, const ProfLogLimits &limits) {
   if (files.empty())
     return support::Error{"no Legion Prof log given"};
   Gathered g;
+  Budget budget{limits};
   for (size_t i = 0; i < files.size(); ++i) {
-    auto r = readOne(files[i], static_cast<int64_t>(i), g, warnings);
+    auto r = readOne(files[i], static_cast<int64_t>(i), g, warnings, budget);
     if (!r)
       return r.error();
   }

@@ -50,10 +50,19 @@ struct LegionProfile {
   int64_t skipped = 0;      // records of types hone does not use
 };
 
+/// Bounds on what reading a run's logs may take: a hostile or broken log (names of a MiB each, billions
+/// of empty records in a small .gz) is refused with its location instead of taking the machine.
+struct ProfLogLimits {
+  size_t nameChars = 1024;           // a task's name beyond this is cut (" ..." marks it)
+  uint64_t uncompressedBytes = 8ull << 30; // all files together, after decompression
+  double seconds = 60;               // the whole read
+};
+
 /// Reads the logs of one run. Errors name the file and the byte offset of what is wrong; a log cut
 /// short (a killed run) yields what was read before the cut, with a warning in `warnings`.
 support::Expected<LegionProfile> readLegionProfile(const std::vector<std::string> &files,
-                                                   std::vector<std::string> *warnings = nullptr);
+                                                   std::vector<std::string> *warnings = nullptr,
+                                                   const ProfLogLimits &limits = {});
 
 /// The profile in the form the simulator's profiles have (`hone simulate --json`): time_s,
 /// processors, task_stats, copies, runtime overhead and bottlenecks (processor imbalance, idle

@@ -215,6 +215,38 @@ TEST_F(ProfLogTest, RecordTypesWithOtherFieldsAreReadByTheirPreamble) {
   EXPECT_NEAR(p->tasks[0].busyS, 2e-6, 1e-15);
 }
 
+TEST_F(ProfLogTest, NamesSizesAndTimeAreBounded) {
+  // A name of 5,000 characters keeps its first ones; logs larger than the limit, or slower to read
+  // than it, are refused with where the reader stopped.
+  LogWriter w = twoCpus();
+  w.taskKind(12, std::string(5000, 'n'));
+  w.task(6, 12, 0x1d00000000000001ull, 0, 30000000, 31000000);
+  std::string path = write("big.gz", w.bytes(), true);
+  hone::legion::ProfLogLimits small;
+  small.nameChars = 16;
+  auto cut = readLegionProfile({path}, nullptr, small);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  bool seen = false;
+  for (const auto &t : cut->tasks)
+    if (t.name.rfind("nnnn", 0) == 0) {
+      seen = true;
+      EXPECT_EQ(t.name, std::string(16, 'n') + " ...");
+    }
+  EXPECT_TRUE(seen);
+  hone::legion::ProfLogLimits bytes;
+  bytes.uncompressedBytes = 100;
+  auto large = readLegionProfile({path}, nullptr, bytes);
+  ASSERT_FALSE(large.ok());
+  EXPECT_NE(large.error().message.find("more than 100 bytes uncompressed"), std::string::npos) << large.error().message;
+  EXPECT_NE(large.error().message.find("big.gz: at byte"), std::string::npos) << large.error().message;
+  hone::legion::ProfLogLimits slow;
+  slow.seconds = -1; // already past
+  auto late = readLegionProfile({path}, nullptr, slow);
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.error().message.find("took longer than"), std::string::npos) << late.error().message;
+  EXPECT_TRUE(readLegionProfile({path}).ok()); // the defaults read it whole
+}
+
 TEST_F(ProfLogTest, MalformedLogsAreLocatedErrors) {
   auto notProf = readLegionProfile({write("x.log", "Realm log line\nmore\n", false)});
   ASSERT_FALSE(notProf.ok());
