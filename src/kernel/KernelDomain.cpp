@@ -54,6 +54,12 @@ support::Expected<KernelOptions> KernelOptions::fromJson(const json &j) {
 std::map<std::string, std::string> projectFiles(const Manifest &m) {
   std::map<std::string, std::string> out;
   auto add = [&](const std::string &name, const std::string &path) {
+    // Only regular files of a sane size are read: a link to a device or a pipe must not hang the run.
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (256u << 20) || ec) {
+      out[name] = "(not a regular file of at most 256 MiB)";
+      return;
+    }
     auto text = support::readFile(path);
     out[name] = text ? engine::contentHash(*text) : "(unreadable)";
   };
