@@ -166,16 +166,21 @@ expect_out show-step "--- variant"
 check export 0 "$HONE" export 1 --db "$TMP/k.db" --jsonl
 expect_out export '"variant":'
 
+wait_evaluations() { # db n: until the store holds n evaluations (at most 40 s)
+  local n
+  for _ in $(seq 1 200); do
+    n=$(python3 -c "import sqlite3,sys
+try: print(sqlite3.connect(sys.argv[1]).execute('select count(*) from evaluations').fetchone()[0])
+except Exception: print(0)" "$1" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge "$2" ] && return 0
+    sleep 0.2
+  done
+}
+
 # kill -9 in the middle of a kernel run, then resume: the budget is met, nothing is evaluated twice.
 "$HONE" tune --kernel "$P" --agent random --iterations 14 --seed 5 --db "$TMP/kill.db" --no-profile >/dev/null 2>&1 &
 victim=$!
-for _ in $(seq 1 200); do
-  n=$(python3 -c "import sqlite3,sys
-try: print(sqlite3.connect(sys.argv[1]).execute('select count(*) from evaluations').fetchone()[0])
-except Exception: print(0)" "$TMP/kill.db" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 3 ] && break
-  sleep 0.2
-done
+wait_evaluations "$TMP/kill.db" 3
 kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
 check kernel-resume 0 "$HONE" resume 1 --db "$TMP/kill.db" --json --out "$TMP/best-resumed"
 expect_out kernel-resume '"evaluations": 14'
@@ -195,19 +200,23 @@ cd "$(dirname "$P")" || exit 1
   >/dev/null 2>&1 &
 victim=$!
 cd - >/dev/null || exit 1
-for _ in $(seq 1 200); do
-  n=$(python3 -c "import sqlite3,sys
-try: print(sqlite3.connect(sys.argv[1]).execute('select count(*) from evaluations').fetchone()[0])
-except Exception: print(0)" "$TMP/moved.db" 2>/dev/null || echo 0)
-  [ "${n:-0}" -ge 2 ] && break
-  sleep 0.2
-done
+wait_evaluations "$TMP/moved.db" 2
 kill -9 $victim 2>/dev/null; wait $victim 2>/dev/null
 cp "$P/scale.c" "$TMP/scale.c.orig"
 echo "/* edited */" >>"$P/scale.c"
 check resume-changed 2 "$HONE" resume 1 --db "$TMP/moved.db"
 expect_err resume-changed "is not what this run tuned: scale.c changed since the run started"
 cp "$TMP/scale.c.orig" "$P/scale.c"
+# A source that is a link to a device: hone's own hash of the project does not read it, and the
+# compiler reading it stops at the builds' address-space bound, so the run ends saying why.
+D="$TMP/devsrc"
+cp -r "$P" "$D"
+rm -rf "$D/.hone"
+ln -s /dev/zero "$D/extra.c"
+sed -i 's/^sources = \["scale.c"\]/sources = ["scale.c", "extra.c"]/' "$D/hone.toml"
+grep -q "extra.c" "$D/hone.toml" || { fail=$((fail + 1)); echo "FAIL devsrc: the manifest was not edited"; }
+check device-source 2 timeout 120 "$HONE" tune --kernel "$D" --iterations 1 --no-profile --db "$TMP/dev.db"
+expect_err device-source "the unmodified project does not build"
 check resume-elsewhere 0 bash -c "cd / && '$HONE' resume 1 --db '$TMP/moved.db' --json"
 expect_out resume-elsewhere '"evaluations": 6'
 
