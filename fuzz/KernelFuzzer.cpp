@@ -1,12 +1,13 @@
 // libFuzzer targets over the kernel domain's parsers, one binary each
 // (HONE_FUZZ_PARSER selects): the manifest, a variant, and every profiler
-// report hone reads (and the OpenMP schedule clauses of a source), and what the LLM code agent reads from a model: unified
+// report hone reads (and the OpenMP schedule clauses and CUDA launches of a source), and what the LLM code agent reads from a model: unified
 // diffs (split and applied strictly) and whole replies. Each parser must return a value or an error on any
 // input -- never crash, hang, leak or trip a sanitizer -- and what it
 // returns must be usable (the diagnosis runs on every profile it yields).
 #include "kernel/CodeAgent.h"
 #include "kernel/Diagnose.h"
 #include "kernel/Manifest.h"
+#include "kernel/Occupancy.h"
 #include "kernel/Profile.h"
 #include "kernel/Runner.h"
 #include "support/Diff.h"
@@ -86,6 +87,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (auto &o : p.ompSchedules)
     o.runs = o.kind == "runtime" ? "dynamic,1" : o.kind;
   p.cores = 2;
+#elif HONE_FUZZ_PARSER == 11
+  // A CUDA source's launches, resolved through its own #defines, and their occupancy on every architecture.
+  auto lookup = [](const std::string &n) -> std::optional<double> {
+    return n == "KNOB" ? std::optional<double>(64) : std::nullopt;
+  };
+  for (const auto &l : findLaunches("k.cu", text, lookup))
+    for (const auto &name : knownGpuArchs()) {
+      GpuArch a = *findGpuArch(name);
+      BlockShape shape{l.threads.value_or(1), 40, 1024, l.dynamicShared.value_or(0), 1};
+      Occupancy o = occupancy(a, shape);
+      (void)describeOccupancy(l.kernel, a, shape, o, adviseOccupancy(a, shape));
+    }
+  (void)findGpuArch(text);
 #endif
   (void)diagnose(p);
   (void)toJson(p);

@@ -189,7 +189,7 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
           std::string detail = support::textOf(b, "detail");
           nlohmann::json subject; // kernel findings locate themselves and carry their numbers
           if (b.contains("numbers"))
-            for (const char *key : {"resource", "file", "line", "share", "numbers"})
+            for (const char *key : {"resource", "file", "line", "share", "numbers", "prefer"})
               if (b.contains(key))
                 subject[key] = b[key];
           add(rule, detail,

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <climits>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -531,6 +532,24 @@ void addProfile(CLI::App &parent, Action &action) {
           double refs = ev("Dr") + ev("Dw");
           std::cout << fmt::format("  {:>5.1f}% Ir  {}:{} ({})  D1 miss {:.1f}%\n", total > 0 ? 100 * ev("Ir") / total : 0,
                                    c.file, c.line, c.function, refs > 0 ? 100 * (ev("D1mr") + ev("D1mw")) / refs : 0);
+        }
+      }
+      if (!p.occupancy.empty()) { // the static occupancy: which limit binds on each architecture
+        std::cout << "\noccupancy (ptxas and the launch; the Occupancy Calculator's rules, no GPU needed):\n";
+        for (const auto &o : p.occupancy) {
+          std::cout << "  " << o.text << (o.launch.empty() ? "" : fmt::format(" [launch: {}]", o.launch)) << "\n";
+          if (o.unknown.empty() && !o.occupancy.limiting.empty()) {
+            std::vector<std::string> limits;
+            for (auto l : o.occupancy.limiting)
+              limits.emplace_back(kernel::toString(l));
+            std::cout << fmt::format("      binding limit: {}; blocks per SM allowed by warps {}, registers {}, "
+                                     "shared memory {}, the SM {}\n",
+                                     fmt::join(limits, " and "), o.occupancy.byWarps, o.occupancy.byRegisters,
+                                     o.occupancy.byShared == INT_MAX ? std::string("any") : std::to_string(o.occupancy.byShared),
+                                     o.occupancy.byBlocks);
+          }
+          for (const auto &[knob, values] : o.prefer)
+            std::cout << fmt::format("      {} = {} would raise it\n", knob, fmt::join(values, " or "));
         }
       }
       if (m->plan) { // the source model: what hone itself can do to each nest, hottest first

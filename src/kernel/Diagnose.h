@@ -28,6 +28,7 @@ struct Thresholds {
   double resourceShare = 50;       // llvm-mca: % of cycles stalled on a resource
   int registersFullOccupancy = 32; // ptxas: above this many registers a thread cannot reach full occupancy
   int64_t sharedBytesPerBlock = 24 * 1024; // ptxas: shared memory that limits resident blocks
+  double staticOccupancy = 0.75; // below this theoretical occupancy (ptxas + launch), a finding
   double sectorsPerRequest = 8;    // ncu: global load sectors per request above this: uncoalesced
   double bankConflictRate = 0.1;   // ncu: shared-memory bank conflicts per wavefront
   double occupancyPct = 50;        // ncu: achieved occupancy below this

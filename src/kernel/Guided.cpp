@@ -294,6 +294,20 @@ private:
               !transformable(k, f))
             continue;
           std::vector<std::string> values = order(k, best_.at(k.name));
+          // Values the diagnosis predicts to help (a block size or register cap the static occupancy
+          // says would lift the binding limit) first, in its order.
+          if (const json *prefer = preferred(f, k.name)) {
+            std::vector<std::string> first;
+            for (const auto &p : *prefer)
+              if (p.is_string() && std::find(values.begin(), values.end(), p.get<std::string>()) != values.end())
+                first.push_back(p.get<std::string>());
+            values.erase(std::remove_if(values.begin(), values.end(),
+                                        [&](const std::string &x) {
+                                          return std::find(first.begin(), first.end(), x) != first.end();
+                                        }),
+                         values.end());
+            values.insert(values.begin(), first.begin(), first.end());
+          }
           // Values that carry the transformation's hint (a flag set with -ffast-math) first.
           auto hinted = [&](const std::string &v) {
             return std::any_of(t->valueHints.begin(), t->valueHints.end(),
@@ -457,6 +471,15 @@ private:
     std::stable_sort(out.begin(), out.end(),
                      [&](const Knob *a, const Knob *b) { return heat(*a).value_or(2.0) > heat(*b).value_or(2.0); });
     return out;
+  }
+
+  /// The values of knob `name` a finding predicts to help, best first (its subject's "prefer"); null: none.
+  static const json *preferred(const json &finding, const std::string &name) {
+    const json *subject = finding.contains("subject") ? &finding["subject"] : nullptr;
+    if (!subject || !subject->is_object() || !subject->contains("prefer") || !(*subject)["prefer"].is_object())
+      return nullptr;
+    const json &prefer = (*subject)["prefer"];
+    return prefer.contains(name) && prefer[name].is_array() ? &prefer[name] : nullptr;
   }
 
   /// Whether a finding may be answered with knob `k`: a source knob only when the variant keeps the

@@ -243,7 +243,9 @@ void writeKnobs(std::ostringstream &o, const Plan &p, const std::string &source,
   }
   std::vector<std::string> flagSets;
   if (p.language == "cuda")
-    flagSets = {"", "-O3", "-O3 -Xptxas -O3", "-O3 -use_fast_math"};
+    // Register caps: what the static occupancy predicts for register-bound kernels (the guided agent
+    // tries the one it names first).
+    flagSets = {"", "-O3", "-O3 -Xptxas -O3", "-O3 -use_fast_math", "-O3 -maxrregcount=32", "-O3 -maxrregcount=64"};
   else
     flagSets = {"", "-O3", "-O3 -march=native", "-O3 -march=native -funroll-loops"};
   o << "\n[[knob]]  # added to [build] flags\nname = \"flags\"\nkind = \"flags\"\nvalues = " << tomlList(flagSets, true)
@@ -265,6 +267,10 @@ void writeKnobs(std::ostringstream &o, const Plan &p, const std::string &source,
       << tomlList({"", "false", "close", "spread"}, true) << "\n";
   }
   o << "\n# Constraints between knobs, e.g. constraints = [\"TILE_I * TILE_J <= 4096\", \"512 % TILE == 0\"]\n";
+  if (p.language == "cuda")
+    o << "\n# The GPUs `hone kernel profile` computes the static occupancy for (default: what the build\n"
+         "# compiles for); [[gpu.launch]] (after [gpu]) tells it a block size the source only knows at run time.\n"
+         "# [gpu]\n# archs = [\"sm_80\", \"sm_90\"]\n";
 }
 
 /// What init found and guessed, warnings first, for the terminal.

@@ -1,4 +1,5 @@
 #include "kernel/Manifest.h"
+#include "kernel/Occupancy.h"
 
 #include "model/Expr.h"
 #include "support/Regex.h"
@@ -452,6 +453,40 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       pr.finish();
     } else {
       top.known("profile");
+    }
+    if (top.has("gpu")) {
+      TableReader g = top.table("gpu");
+      m.gpuArchs = g.has("archs") ? g.strings("archs") : (g.known("archs"), std::vector<std::string>{});
+      for (const auto &a : m.gpuArchs)
+        if (!findGpuArch(a))
+          g.failAt("archs", fmt::format("'{}' is not an architecture hone knows ({})", a,
+                                        support::joinOr(knownGpuArchs())));
+      auto expression = [](TableReader &t, const char *key) {
+        std::string text = t.value<std::string>(key, [&](const toml::node &n) -> std::string {
+          if (auto i = n.as_integer())
+            return std::to_string(i->get());
+          if (auto s = n.as_string())
+            return s->get();
+          t.failNode(n, key, "expected a number or an expression (a string)");
+        });
+        if (auto e = model::Expr::parse(text); !e)
+          t.failAt(key, fmt::format("'{}': {}", text, e.error().message));
+        return text;
+      };
+      for (TableReader &l : g.tables("launch")) {
+        GpuLaunchSpec spec;
+        spec.line = l.line();
+        spec.kernel = l.string("kernel");
+        spec.block = expression(l, "block");
+        spec.sharedBytes = l.has("shared_bytes") ? expression(l, "shared_bytes") : (l.known("shared_bytes"), "");
+        l.finish();
+        m.gpuLaunches.push_back(std::move(spec));
+      }
+      g.finish();
+      if (m.language != "cuda")
+        top.failAt("gpu", "is for CUDA projects (language = \"cuda\")");
+    } else {
+      top.known("gpu");
     }
     top.finish();
 

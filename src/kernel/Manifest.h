@@ -85,6 +85,14 @@ struct TimingSpec {
                            // and beside the best so far, which it must beat there
 };
 
+/// `[[gpu.launch]]`: how a CUDA kernel is launched when the source does not say it in literal terms.
+struct GpuLaunchSpec {
+  std::string kernel;      // its name as launched (no namespace, no template arguments)
+  std::string block;       // threads per block: an expression over numbers, knobs and the source's #defines
+  std::string sharedBytes; // dynamic shared memory per block (empty: what the launch says, else 0)
+  int line = 0;
+};
+
 struct Manifest {
   std::string path;           // the hone.toml
   std::string dir;            // its folder (absolute)
@@ -112,6 +120,10 @@ struct Manifest {
   std::vector<Knob> knobs;
   std::vector<Constraint> constraints;
   std::vector<std::string> profileDefines; // NAME=VALUE added when profiling (smaller sizes)
+  // [gpu]: the architectures the static occupancy is computed for (empty: what the build compiles
+  // for), and launches the source does not spell out.
+  std::vector<std::string> gpuArchs;
+  std::vector<GpuLaunchSpec> gpuLaunches;
   // Where builds and runs execute (not from hone.toml: the caller's --executor); null: here.
   std::shared_ptr<support::CommandExecutor> executor;
   // hone's source transformations of the editable files (not from hone.toml: added by

@@ -453,14 +453,16 @@ Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
   static const std::regex cmemRe(R"((\d+) bytes cmem\[0\])");
   std::vector<PtxasKernel> out;
   std::map<std::string, size_t> index;
-  std::string current; // the mangled name the following lines describe
+  std::string current, arch; // the mangled name the following lines describe, and the architecture
+  // One entry per kernel and architecture (nvcc compiles each for every -gencode target).
   auto kernel = [&](const std::string &mangled) -> PtxasKernel & {
-    auto it = index.find(mangled);
+    auto it = index.find(mangled + "@" + arch);
     if (it != index.end())
       return out[it->second];
-    index[mangled] = out.size();
+    index[mangled + "@" + arch] = out.size();
     out.push_back({});
     out.back().name = demangle(mangled);
+    out.back().arch = arch;
     return out.back();
   };
   for (const auto &l : splitLines(text)) {
@@ -469,7 +471,8 @@ Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
     std::smatch m;
     if (std::regex_search(l, m, entryRe)) {
       current = m[1].str();
-      kernel(current).arch = m[2].str();
+      arch = m[2].str();
+      kernel(current);
     } else if (std::regex_search(l, m, propsRe)) {
       current = m[1].str();
     } else if (std::regex_search(l, m, frameRe) && !current.empty()) {
@@ -681,6 +684,31 @@ nlohmann::json toJson(const KernelProfile &p) {
     ptx.push_back({{"kernel", k.name}, {"arch", k.arch}, {"registers", k.registers}, {"shared_bytes", k.sharedBytes},
                    {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}, {"stack_bytes", k.stackBytes}});
   j["ptxas"] = ptx;
+  json occ = json::array();
+  for (const auto &o : p.occupancy) {
+    json item{{"kernel", o.kernel}, {"arch", o.arch}, {"launch", o.launch}, {"text", o.text}};
+    if (!o.unknown.empty()) {
+      item["unknown"] = o.unknown;
+    } else {
+      json limits = json::array();
+      for (auto l : o.occupancy.limiting)
+        limits.push_back(std::string(toString(l)));
+      item["threads"] = o.shape.threads;
+      item["registers"] = o.shape.registers;
+      item["shared_bytes"] = o.shape.staticShared + o.shape.dynamicShared;
+      item["blocks_per_sm"] = o.occupancy.blocksPerSm;
+      item["active_warps"] = o.occupancy.activeWarps;
+      item["max_warps"] = o.occupancy.maxWarps;
+      item["occupancy"] = o.occupancy.fraction;
+      item["limiting"] = limits;
+      if (!o.occupancy.unlaunchable.empty())
+        item["unlaunchable"] = o.occupancy.unlaunchable;
+      if (!o.prefer.empty())
+        item["prefer"] = o.prefer;
+    }
+    occ.push_back(std::move(item));
+  }
+  j["occupancy"] = occ;
   json omp = json::array();
   for (const auto &o : p.ompSchedules)
     omp.push_back({{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}});

@@ -9,6 +9,7 @@
 // Every parser returns a value or a located error; none throws or crashes on any input.
 #pragma once
 
+#include "kernel/Occupancy.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -107,6 +108,7 @@ struct KernelProfile {
   std::optional<McaReport> mca;
   std::string mcaLoop;                  // where the analysed loop is ("file:line")
   std::vector<PtxasKernel> ptxas;
+  std::vector<KernelOccupancy> occupancy; // static, from ptxas and the launches (Occupancy.h)
   std::vector<NcuKernel> ncu;
   std::vector<OmpSchedule> ompSchedules; // from the sources, with the schedule the profiled run used
   int cores = 1;                        // of the machine the run used

@@ -1107,6 +1107,24 @@ std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
 }
 } // namespace
 
+TEST(GuidedKernelAgent, TriesTheValuesTheDiagnosisPredictsFirst) {
+  // A static-occupancy finding names the flag set that would lift the binding limit (its subject's
+  // "prefer"): the agent tries that value before the knob's others; without it, in the knob's order.
+  Manifest m = tileProject("[16, 32, 64]", "[[knob]]\nname = \"flags\"\nkind = \"flags\"\n"
+                                           "values = [\"\", \"-O3\", \"-O2 -g\", \"-maxrregcount=32\"]\n");
+  json plain = finding("kernel-occupancy-registers", "k: 44 registers per thread limit occupancy to 62.5% on sm_90",
+                       "gpu-register-pressure", 0.3);
+  json predicted = plain;
+  predicted["subject"]["prefer"] = {{"flags", {"-maxrregcount=32"}}};
+  auto flat = [](const KnobValues &) { return 1.0; };
+  auto [with, best] = drive(m, 2, flat, json::array({predicted}));
+  ASSERT_EQ(with.size(), 2u);
+  EXPECT_EQ(with[1].knobs.at("flags"), "-maxrregcount=32") << with[1].rationale;
+  auto [without, best2] = drive(m, 2, flat, json::array({plain}));
+  ASSERT_EQ(without.size(), 2u);
+  EXPECT_NE(without[1].knobs.at("flags"), "-maxrregcount=32") << without[1].rationale;
+}
+
 TEST(GuidedKernelAgent, SearchesANumericKnobLikeALineSearch) {
   // A tile whose time is unimodal in log2(tile) with its best at 256; the search starts at 64.
   Manifest m = tileProject("[8, 16, 32, 64, 128, 256, 512, 1024]",
