@@ -1,4 +1,6 @@
 #include "kernel/Init.h"
+#include "kernel/MakeBuild.h"
+#include "support/StringUtil.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -147,20 +149,43 @@ struct Plan {
   bool openmp = false, runtimeSchedule = false;
   std::vector<std::string> defines; // [build] defines
   std::string dataset;              // the dataset define chosen ("" none)
+  std::optional<MakeFacts> make;    // how the program's own Makefile builds and runs it
 };
 
 void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
   std::vector<std::string> sources{p.file};
   sources.insert(sources.end(), f.extraSources.begin(), f.extraSources.end());
+  if (p.make)
+    for (const auto &s : p.make->sources)
+      if (std::find(sources.begin(), sources.end(), s) == sources.end())
+        sources.push_back(s);
   o << "[project]\nname = " << tomlString(p.name) << "\nlanguage = " << tomlString(p.language)
     << "\nsources = " << tomlList(sources, true) << "  # compiled, relative to this folder\neditable = "
     << tomlList({p.file}, true) << "  # what a code agent may change (the program only)\n\n";
   std::string compiler = p.language == "c" ? "cc" : p.language == "cpp" ? "c++" : "nvcc";
   std::string flags = p.language == "cuda" ? "-O2" : p.openmp ? "-O2 -fopenmp" : "-O2";
+  std::string libraries = p.language == "cuda" ? "" : " -lm";
+  if (p.make) {
+    compiler = p.make->compiler;
+    std::vector<std::string> quoted, libs;
+    for (const auto &w : p.make->flags)
+      quoted.push_back(support::shellQuote(w));
+    for (const auto &w : p.make->linkFlags)
+      libs.push_back(support::shellQuote(w));
+    flags = fmt::format("{}", fmt::join(quoted, " "));
+    if (p.language != "cuda" && std::find(libs.begin(), libs.end(), "-lm") == libs.end())
+      libs.push_back("-lm"); // harmless, and what a C program's sqrt needs when the Makefile links it elsewhere
+    libraries = libs.empty() ? "" : fmt::format(" {}", fmt::join(libs, " "));
+  }
   o << "[build]\n# {cflags} = flags below + the flag knob; {defines} = -D of `defines` and of the define knobs;\n"
-       "# {includes} = -I of `includes` (relative to this folder).\n"
-    << "command = " << tomlString(compiler + " {cflags} {defines} {includes} {sources} -o {out}" +
-                                  (p.language == "cuda" ? "" : " -lm"))
+       "# {includes} = -I of `includes` (relative to this folder).\n";
+  if (p.make)
+    o << "# The compiler, flags and libraries are the " << commentSafe(p.make->makefile)
+      << "'s (make -n): the reference is the program as its project builds it.\n";
+  for (const auto &n : p.make ? p.make->notes : std::vector<std::string>{})
+    o << "# NOTE: " << commentSafe(n) << "\n";
+  o << "command = " << tomlString(support::shellQuote(compiler) + " {cflags} {defines} {includes} {sources} -o {out}" +
+                                  libraries)
     << "\nflags = " << tomlString(flags) << "  # the reference's flags: the baseline every speedup is measured against\n";
   if (!f.includeDirs.empty())
     o << "includes = " << tomlList(f.includeDirs, true) << "  # where the program's headers were found\n";
@@ -182,7 +207,15 @@ void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFac
 
 void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
   o << "[run]\n";
-  if (f.readsArguments)
+  if (p.make && !p.make->runArgs.empty()) {
+    std::vector<std::string> args;
+    for (const auto &a : p.make->runArgs)
+      args.push_back(support::shellQuote(a));
+    o << "# The arguments of the " << commentSafe(p.make->makefile)
+      << "'s run target: the inputs are fixed, so one validation input is enough,\n"
+         "# and the guard \"outputs do not change with the input\" cannot fire for this program.\n"
+      << "command = " << tomlString(fmt::format("{{exe}} {}", fmt::join(args, " "))) << "\nseeds = [1]\n";
+  } else if (f.readsArguments)
     o << "# {exe} is the program hone built; {seed} picks the input (a program that takes no seed ignores it).\n"
       << "command = \"{exe} {seed}\"\nseeds = [1, 2, 3]  # validation inputs; each tuning run adds 1000 x its seed\n";
   else
@@ -200,6 +233,8 @@ void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts 
       << " decimals (a %." << f.printedDecimals << "f format): hone allows one unit in the\n"
       << "# last printed place, and a change of the results below the printed precision cannot be caught.\n"
          "# Print with full precision (%.17g, %a) or write a binary file for a stronger check.\n";
+  if (!f.timingLines.empty())
+    o << "ignore = " << tomlList(f.timingLines, true) << "  # lines that report a time or a rate: not results\n";
   o << "source = \"" << (err ? "stderr" : "stdout") << "\"\ntolerance = \"rel\"\nrtol = "
     << (p.language == "cuda" ? "1e-4" : "1e-8") << "\natol = " << (p.language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
 }
@@ -314,6 +349,10 @@ support::Expected<InitResult> initProject(const std::string &program, const std:
     return support::Error{fmt::format("{}: hone kernel init takes a .c, .cpp/.cc/.cxx or .cu file", commentSafe(program))};
   p.file = path.filename().string();
   p.name = path.stem().string();
+  // A suite's programs are often all main.c/main.cu, one folder each: the folder names the project.
+  std::string folder = std::filesystem::absolute(path).parent_path().filename().string();
+  if ((p.name == "main" || p.name == "Main") && !folder.empty() && !hasControl(folder))
+    p.name = folder;
   if (hasControl(program))
     return support::Error{fmt::format("'{}': the file's name holds a control character (a newline?), which hone "
                                       "does not put in a manifest or a command; rename the file",
@@ -335,6 +374,30 @@ support::Expected<InitResult> initProject(const std::string &program, const std:
   p.openmp = source.find("#pragma omp") != std::string::npos || source.find("omp.h") != std::string::npos;
   p.runtimeSchedule = source.find("schedule(runtime)") != std::string::npos;
   p.defines = options.defines;
+  p.make = readMakefile(std::filesystem::absolute(path).parent_path().string(), p.file);
+  if (p.make)
+    for (const auto &w : p.make->flags)
+      if (w == "-fopenmp" || w == "-qopenmp" || w == "-fiopenmp")
+        p.openmp = true;
+  if (p.make) {
+    // The Makefile's -D of the dump, the timer or a dataset size: init gives those their own places
+    // (validation-only, timing-only, `defines`), so that timed builds do not dump (PolyBench's
+    // Makefiles build with -DPOLYBENCH_DUMP_ARRAYS).
+    std::vector<std::string> kept;
+    for (const auto &w : p.make->flags) {
+      std::string name = w.rfind("-D", 0) == 0 ? w.substr(2, w.find('=') == std::string::npos ? std::string::npos
+                                                                                                 : w.find('=') - 2)
+                                               : "";
+      bool placed = !name.empty() && (name == facts->dumpDefine || name == facts->timeDefine ||
+                                      std::find(facts->datasets.begin(), facts->datasets.end(), name) !=
+                                          facts->datasets.end());
+      if (placed)
+        p.make->notes.push_back(fmt::format("the {}'s {} is not in `flags`: init places it below", p.make->makefile, w));
+      else
+        kept.push_back(w);
+    }
+    p.make->flags = kept;
+  }
   // A dataset size: the user's, or the middle of those the program knows (MEDIUM of PolyBench's five).
   bool given = std::any_of(p.defines.begin(), p.defines.end(), [&](const std::string &d) {
     return std::find(facts->datasets.begin(), facts->datasets.end(), d.substr(0, d.find('='))) != facts->datasets.end();

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -63,6 +65,22 @@ const std::vector<fs::path> &systemIncludeDirs() {
     for (const auto &version : fs::directory_iterator("/usr/include/c++", ec)) {
       d.push_back(version.path()); // the C++ standard library: <vector>, <cstdio>
       d.push_back(version.path() / "backward");
+    }
+    // The CUDA toolkit's headers (cuda_runtime.h, cooperative_groups.h): nvcc's own include folders.
+    std::vector<fs::path> cudaRoots = {"/usr/local/cuda"};
+    if (const char *home = std::getenv("CUDA_HOME"))
+      cudaRoots.emplace_back(home);
+    if (const char *path = std::getenv("PATH")) {
+      std::istringstream dirs(path);
+      for (std::string dir; std::getline(dirs, dir, ':');)
+        if (!dir.empty() && fs::is_regular_file(fs::path(dir) / "nvcc", ec))
+          cudaRoots.push_back(fs::path(dir).parent_path());
+    }
+    for (const auto &root : cudaRoots) {
+      if (fs::is_directory(root / "include", ec))
+        d.push_back(root / "include");
+      for (const auto &target : fs::directory_iterator(root / "targets", ec))
+        d.push_back(target.path() / "include");
     }
     for (const char *root : {"/usr/lib/gcc", "/usr/lib/llvm-14/lib/clang", "/usr/lib/clang"})
       for (const auto &target : fs::directory_iterator(root, ec))
@@ -258,6 +276,28 @@ support::Expected<ProgramFacts> scanProgram(const std::string &program, const st
   for (const auto &d : captures(R"(%[-+ #0]*[0-9]*\.([0-9]+)l?[fF])", all)) {
     int n = std::stoi(d.substr(0, 3));
     f.printedDecimals = f.printedDecimals < 0 ? n : std::min(f.printedDecimals, n);
+  }
+  // Lines that report a time or a rate change from run to run: not results. Their formats' literal
+  // beginnings become the output's `ignore` patterns.
+  for (const auto &format : captures(R"re(\b(?:printf|fprintf[ \t]*\([^,;()]*,)[ \t]*\(?[ \t]*"((?:[^"\\\n]|\\.){1,300})")re", source)) {
+    if (format.find('%') == std::string::npos ||
+        !contains(R"((?i)\b(?:time|elapsed|duration|seconds|throughput|bandwidth|gflop|gb/s|gflops|speed|ms|us|sec)\b)",
+                  format))
+      continue;
+    std::string prefix = format.substr(0, format.find('%'));
+    while (prefix.size() >= 2 && prefix.compare(0, 2, "\\n") == 0)
+      prefix.erase(0, 2);
+    if (prefix.find('\\') != std::string::npos)
+      prefix = prefix.substr(0, prefix.find('\\'));
+    while (!prefix.empty() && prefix.back() == ' ')
+      prefix.pop_back();
+    if (prefix.size() < 3)
+      continue; // too short to tell a timing line from a result
+    std::string pattern = "^\\s*";
+    for (char c : prefix)
+      pattern += std::string(std::strchr(".^$|()[]{}*+?\\", c) && c ? "\\" : "") + c;
+    if (std::find(f.timingLines.begin(), f.timingLines.end(), pattern) == f.timingLines.end())
+      f.timingLines.push_back(pattern);
   }
   return f;
 }

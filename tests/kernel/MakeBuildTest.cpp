@@ -1,0 +1,175 @@
+// hone kernel init on a program that its own Makefile builds and runs (as
+// benchmark suites ship them): make's dry runs give the compiler, the flags,
+// the libraries, the companion sources and the run target's arguments; lines
+// that report times are not results.
+#include "kernel/MakeBuild.h"
+#include "kernel/Init.h"
+#include "kernel/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace hone::kernel;
+namespace fs = std::filesystem;
+
+TEST(MakeBuild, WordsSplitAsTheShellSplitsThem) {
+  EXPECT_EQ(shellWords("nvcc  -O3 'a b' \"c \\\"d\\\"\" e\\ f -DX='\"y\"'"),
+            (std::vector<std::string>{"nvcc", "-O3", "a b", "c \"d\"", "e f",
+                                      "-DX=\"y\""}));
+  EXPECT_TRUE(shellWords("   ").empty());
+  EXPECT_EQ(shellWords("''"), std::vector<std::string>{""});
+  EXPECT_EQ(shellWords("'unterminated"),
+            std::vector<std::string>{"unterminated"});
+}
+
+TEST(MakeBuild, CompileLinkAndRunLinesAreRead) {
+  std::string build = "nvcc  -std=c++17 -Xcompiler -Wall -arch=sm_80 -O3 -MMD "
+                      "-MF main.d -c main.cu -o main.o\n"
+                      "nvcc  -std=c++17 -O3 -c kernels.cu -o kernels.o\n"
+                      "nvcc  -std=c++17 -Xcompiler -Wall -arch=sm_80 -O3 "
+                      "main.o kernels.o -o bench \\\n"
+                      "  -lcublas -L/opt/lib\n";
+  std::string run =
+      "nvcc  -std=c++17 -O3 -c main.cu -o main.o\n"
+      "OMP_NUM_THREADS=4 ./bench 1000 'two words' 3 > log.txt\n./bench 2000\n";
+  auto f = parseMakeDryRun(build, run, "main.cu");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->compiler, "nvcc");
+  EXPECT_EQ(f->flags,
+            (std::vector<std::string>{"-std=c++17", "-Xcompiler", "-Wall",
+                                      "-arch=sm_80", "-O3"}));
+  EXPECT_EQ(f->sources, std::vector<std::string>{"kernels.cu"});
+  EXPECT_EQ(f->program, "bench");
+  EXPECT_EQ(f->linkFlags, (std::vector<std::string>{"-lcublas", "-L/opt/lib"}));
+  EXPECT_EQ(f->runArgs, (std::vector<std::string>{"1000", "two words", "3"}));
+
+  // One line that compiles and links; make's own messages are not commands.
+  auto one = parseMakeDryRun("make: Entering directory '/x'\ng++ -O2 -fopenmp "
+                             "app.cpp util.cpp -o app -lm\n",
+                             "", "app.cpp");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->compiler, "g++");
+  EXPECT_EQ(one->flags, (std::vector<std::string>{"-O2", "-fopenmp"}));
+  EXPECT_EQ(one->sources, std::vector<std::string>{"util.cpp"});
+  EXPECT_EQ(one->linkFlags, std::vector<std::string>{"-lm"});
+  EXPECT_EQ(one->program, "app");
+  EXPECT_TRUE(one->runArgs.empty());
+  // No line compiles the program: nothing is claimed.
+  EXPECT_FALSE(parseMakeDryRun("gcc -c other.c -o other.o\n", "", "main.c"));
+  EXPECT_FALSE(parseMakeDryRun("", "", "main.c"));
+}
+
+namespace {
+
+struct MadeFolder {
+  fs::path dir;
+  explicit MadeFolder(const std::string &name) {
+    dir = fs::temp_directory_path() /
+          ("hone-make-" + std::to_string(::getpid())) / name;
+    fs::create_directories(dir);
+  }
+  ~MadeFolder() { fs::remove_all(dir.parent_path()); }
+  void write(const std::string &file, const std::string &text) const {
+    std::ofstream(dir / file) << text;
+  }
+};
+
+bool toolOnPath(const char *tool) {
+  return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1")
+                         .c_str()) == 0;
+}
+
+const char *kMadeProgram = R"(#include <stdio.h>
+#include <stdlib.h>
+double work(int n);
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  double t = 0.5;
+  printf("Average kernel execution time: %f (ms)\n", t);
+  printf("%.17g\n", work(n));
+  return 0;
+}
+)";
+
+} // namespace
+
+TEST(Init, TheProgramsOwnMakefileGivesTheBuildAndTheRun) {
+  if (!toolOnPath("make"))
+    GTEST_SKIP() << "make is not installed (apt-get install make)";
+  MadeFolder f("saxpy-omp");
+  f.write("main.c", kMadeProgram);
+  f.write("work.c", "double work(int n) { double s = 0; for (int i = 0; i < n; "
+                    "i++) s += i; return s; }\n");
+  f.write(
+      "Makefile",
+      "CC = gcc\nOPTIMIZE = yes\nCFLAGS := -std=c99 -Wall\nifeq "
+      "($(OPTIMIZE),yes)\n"
+      "  CFLAGS += -O3 -fopenmp\nendif\nprogram = saxpy\nobj = main.o work.o\n"
+      "$(program): $(obj)\n\t$(CC) $(CFLAGS) $(obj) -o $@ -lm\n"
+      "%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
+      "run: $(program)\n\t./$(program) 1000 2>&1 | tee out.txt\n");
+  auto r =
+      initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
+  ASSERT_TRUE(r) << r.error().message;
+  const std::string &t = r->text;
+  EXPECT_NE(t.find("name = \"saxpy-omp\""), std::string::npos)
+      << t; // main.c: the folder names it
+  EXPECT_NE(t.find("flags = \"-std=c99 -Wall -O3 -fopenmp\""),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("command = \"gcc {cflags} {defines} {includes} {sources} -o "
+                   "{out} -lm\""),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("sources = [\"main.c\", \"work.c\"]"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("command = \"{exe} 1000\"\nseeds = [1]"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("ignore = [\"^\\\\s*Average kernel execution time:\"]"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("OMP_NUM_THREADS"), std::string::npos)
+      << t; // -fopenmp from the Makefile
+  f.write("hone.toml", t);
+  auto m = loadManifest(f.dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->output.ignore.size(), 1u);
+
+  // Without a Makefile the same program gets hone's own build.
+  fs::remove(f.dir / "Makefile");
+  auto plain =
+      initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
+  ASSERT_TRUE(plain);
+  EXPECT_NE(plain->text.find("flags = \"-O2\""), std::string::npos)
+      << plain->text;
+  EXPECT_NE(plain->text.find("command = \"{exe} {seed}\""), std::string::npos);
+}
+
+TEST(Init, AMakefilesArchitectureThatNvccDropsIsReplacedAndSaid) {
+  if (!toolOnPath("make") ||
+      !(toolOnPath("nvcc") || fs::exists("/usr/local/cuda/bin/nvcc")))
+    GTEST_SKIP() << "make or nvcc is not installed";
+  std::string nvcc = toolOnPath("nvcc") ? "nvcc" : "/usr/local/cuda/bin/nvcc";
+  MadeFolder f("old-cuda");
+  std::string src = "#include <cuda.h>\n#include "
+                    "<cooperative_groups.h>\n__global__ void k() {}\n"
+                    "int main() { k<<<1, 64>>>(); return 0; }\n";
+  f.write("main.cu", src);
+  f.write("Makefile", "ARCH = sm_35\nmain: main.cu\n\t" + nvcc +
+                          " -O3 -arch=$(ARCH) main.cu -o main\n");
+  auto r = initProject((f.dir / "main.cu").string(), src, InitOptions{2});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->text.find("flags = \"-O3\""), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find(
+                "-arch=sm_35 names an architecture this nvcc does not support"),
+            std::string::npos)
+      << r->text;
+  // The toolkit's own headers are the system's, not missing ones.
+  EXPECT_EQ(r->text.find("NOT FOUND: cuda.h"), std::string::npos) << r->text;
+  EXPECT_EQ(r->text.find("NOT FOUND: cooperative_groups.h"), std::string::npos)
+      << r->text;
+}
