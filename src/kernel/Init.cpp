@@ -233,6 +233,10 @@ void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts 
       << " decimals (a %." << f.printedDecimals << "f format): hone allows one unit in the\n"
       << "# last printed place, and a change of the results below the printed precision cannot be caught.\n"
          "# Print with full precision (%.17g, %a) or write a binary file for a stronger check.\n";
+  if (!f.verdict.empty())
+    o << "# The program checks its own results and prints PASS or FAIL: a run must print a line matching\n"
+         "# `verdict` (a program that prints no numbers is then validated by its own check alone).\n"
+      << "verdict = " << tomlString(f.verdict) << "\n";
   if (!f.timingLines.empty())
     o << "ignore = " << tomlList(f.timingLines, true) << "  # lines that report a time or a rate: not results\n";
   o << "source = \"" << (err ? "stderr" : "stdout") << "\"\ntolerance = \"rel\"\nrtol = "

@@ -341,6 +341,11 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
         if (auto compiled = support::Regex::compile(re); !compiled)
           o.failAt("ignore", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", re,
                                          compiled.error().message));
+      out.verdict = o.string("verdict", "");
+      if (!out.verdict.empty())
+        if (auto compiled = support::Regex::compile(out.verdict); !compiled)
+          o.failAt("verdict", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", out.verdict,
+                                          compiled.error().message));
       o.finish();
     } else {
       top.known("output");

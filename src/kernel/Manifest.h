@@ -69,6 +69,9 @@ struct OutputSpec {
   double rtol = 0, atol = 0;     // 0 with Rel/Abs: defaults by dtype
   int64_t ulps = 4;
   std::vector<std::string> ignore; // regexes: stdout/stderr lines that are not results
+  // A regex (RE2) that some line of a passing run's output (stdout or stderr) matches: the program's own
+  // check ("^PASS"). A run without such a line fails; with it set, a run may print no numbers at all.
+  std::string verdict;
 };
 
 struct TimingSpec {

@@ -277,6 +277,9 @@ support::Expected<ProgramFacts> scanProgram(const std::string &program, const st
     int n = std::stoi(d.substr(0, 3));
     f.printedDecimals = f.printedDecimals < 0 ? n : std::min(f.printedDecimals, n);
   }
+  // A program that checks itself and prints the verdict (HeCBench's and CUDA's samples' "PASS"/"FAIL").
+  if (contains(R"re("PASS(?:ED)?\b)re", source) && contains(R"re("FAIL(?:ED|URE)?\b)re", source))
+    f.verdict = R"(^\s*PASS)";
   // Lines that report a time or a rate change from run to run: not results. Their formats' literal
   // beginnings become the output's `ignore` patterns.
   for (const auto &format : captures(R"re(\b(?:printf|fprintf[ \t]*\([^,;()]*,)[ \t]*\(?[ \t]*"((?:[^"\\\n]|\\.){1,300})")re", source)) {

@@ -42,6 +42,7 @@ struct ProgramFacts {
   std::string dumpDefine;            // enables the output dump for validation
   std::string timeDefine;            // makes the program print its kernel time
   std::string timeRegex;             // how that time reads (one group: seconds)
+  std::string verdict; // the program prints its own check ("PASS" or "FAIL"): the regex of a pass
   std::vector<std::string> timingLines; // regexes of printed lines that report a time or a rate (not results)
   int printedDecimals = -1;          // the fewest decimals a %.Nf format of the found files prints (-1: none)
 };

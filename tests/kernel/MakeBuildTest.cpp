@@ -5,6 +5,7 @@
 #include "kernel/MakeBuild.h"
 #include "kernel/Init.h"
 #include "kernel/Manifest.h"
+#include "kernel/Runner.h"
 
 #include <gtest/gtest.h>
 
@@ -172,4 +173,70 @@ TEST(Init, AMakefilesArchitectureThatNvccDropsIsReplacedAndSaid) {
   EXPECT_EQ(r->text.find("NOT FOUND: cuda.h"), std::string::npos) << r->text;
   EXPECT_EQ(r->text.find("NOT FOUND: cooperative_groups.h"), std::string::npos)
       << r->text;
+}
+
+TEST(Verdict, AProgramThatChecksItselfIsValidatedByItsOwnVerdict) {
+  // A program that prints only its verdict (and a time, ignored): a run passes
+  // when a line matches `verdict`, fails with the reason when none does, and
+  // needs no numbers.
+  MadeFolder f("verdict");
+  f.write("k.sh",
+          "#!/bin/sh\necho \"Average kernel execution time: 0.$$ (ms)\"\n"
+          "if [ \"$1\" = 2 ]; then echo FAIL; else echo PASS; fi\n");
+  std::string toml = "[project]\nname = \"k\"\nsources = "
+                     "[\"k.sh\"]\n[build]\ncommand = \"cp {sources} {out} && "
+                     "chmod +x {out}\"\n[run]\ncommand = \"{exe} "
+                     "{seed}\"\n[output]\nignore = [\"^Average\"]\n";
+  f.write("hone.toml", toml + "verdict = \"^PASS$\"\n");
+  auto m = loadManifest(f.dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  Variant v = referenceVariant(*m);
+  BuildResult b = build(*m, v, (f.dir / "b").string());
+  ASSERT_TRUE(b.ok) << b.log;
+  RunResult pass = runOnce(*m, v, b.exe, (f.dir / "r1").string(), 1);
+  EXPECT_TRUE(pass.ok()) << pass.error;
+  EXPECT_TRUE(pass.values.empty());
+  RunResult fail = runOnce(*m, v, b.exe, (f.dir / "r2").string(), 2);
+  ASSERT_FALSE(fail.ok());
+  EXPECT_NE(fail.error.find("own check did not pass"), std::string::npos)
+      << fail.error;
+  EXPECT_NE(fail.error.find("FAIL"), std::string::npos) << fail.error;
+  // Without a verdict the same program has nothing to validate, and says so.
+  f.write("hone.toml", toml);
+  auto plain = loadManifest(f.dir.string());
+  ASSERT_TRUE(plain);
+  RunResult none = runOnce(*plain, referenceVariant(*plain), b.exe,
+                           (f.dir / "r3").string(), 1);
+  EXPECT_NE(none.error.find("no numbers"), std::string::npos) << none.error;
+  // A verdict that is not a regular expression is refused where it is written.
+  f.write("hone.toml", toml + "verdict = \"(PASS\"\n");
+  auto bad = loadManifest(f.dir.string());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("verdict"), std::string::npos)
+      << bad.error().message;
+}
+
+TEST(Init, AProgramThatPrintsPassOrFailGetsAVerdict) {
+  std::string src = "#include <stdio.h>\nint main(int argc, char **argv) {\n  "
+                    "int ok = argc > 0;\n"
+                    "  printf(\"Total time: %f s\\n\", 1.0);\n  "
+                    "printf(\"%s\\n\", ok ? \"PASS\" : \"FAIL\");\n}\n";
+  MadeFolder f("selfcheck");
+  f.write("main.c", src);
+  auto r = initProject((f.dir / "main.c").string(), src, InitOptions{2});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_NE(r->text.find("verdict = \"^\\\\s*PASS\""), std::string::npos)
+      << r->text;
+  EXPECT_NE(r->text.find("ignore = [\"^\\\\s*Total time:\"]"),
+            std::string::npos)
+      << r->text;
+  f.write("hone.toml", r->text);
+  EXPECT_TRUE(loadManifest(f.dir.string()));
+  // Printing only "PASS" is no verdict: a program that cannot fail its check is
+  // not one that checks.
+  std::string noFail =
+      "#include <stdio.h>\nint main(void) { puts(\"PASS\"); return 0; }\n";
+  auto r2 = initProject((f.dir / "main.c").string(), noFail, InitOptions{2});
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->text.find("verdict ="), std::string::npos);
 }
