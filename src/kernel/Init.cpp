@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -150,6 +151,7 @@ struct Plan {
   std::vector<std::string> defines; // [build] defines
   std::string dataset;              // the dataset define chosen ("" none)
   std::optional<MakeFacts> make;    // how the program's own Makefile builds and runs it
+  std::map<std::string, std::string> makeDefines; // a knob's -D in the Makefile: the reference's value
 };
 
 void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
@@ -268,9 +270,11 @@ void writeKnobs(std::ostringstream &o, const Plan &p, const std::string &source,
   if (!sizes.empty())
     o << "\n# Parameters that size the problem are not knobs (changing them changes the results):\n#   "
       << fmt::format("{}", fmt::join(sizes, "\n#   ")) << "\n";
-  for (const auto &prm : params) {
+  for (auto prm : params) {
     if (prm.sizesProblem)
       continue;
+    if (auto it = p.makeDefines.find(prm.name); it != p.makeDefines.end())
+      prm.value = it->second; // what the project builds with
     long long def = 0;
     o << "\n[[knob]]  # " << commentSafe(p.file) << ":" << prm.line << "\nname = " << tomlString(prm.name)
       << "\nkind = \"define\"\n";
@@ -388,14 +392,21 @@ support::Expected<InitResult> initProject(const std::string &program, const std:
     // (validation-only, timing-only, `defines`), so that timed builds do not dump (PolyBench's
     // Makefiles build with -DPOLYBENCH_DUMP_ARRAYS).
     std::vector<std::string> kept;
+    auto params = findParameters(source);
     for (const auto &w : p.make->flags) {
       std::string name = w.rfind("-D", 0) == 0 ? w.substr(2, w.find('=') == std::string::npos ? std::string::npos
                                                                                                  : w.find('=') - 2)
                                                : "";
-      bool placed = !name.empty() && (name == facts->dumpDefine || name == facts->timeDefine ||
-                                      std::find(facts->datasets.begin(), facts->datasets.end(), name) !=
-                                          facts->datasets.end());
-      if (placed)
+      bool dataset = !name.empty() &&
+                     std::find(facts->datasets.begin(), facts->datasets.end(), name) != facts->datasets.end();
+      bool knob = !name.empty() && std::any_of(params.begin(), params.end(), [&](const SourceParameter &prm) {
+        return prm.name == name && !prm.sizesProblem;
+      });
+      if (dataset) // the project's own size: kept, in `defines`
+        p.defines.push_back(w.substr(2));
+      if (knob) // a knob: the Makefile's value is the reference's (its default)
+        p.makeDefines[name] = w.find('=') == std::string::npos ? "1" : w.substr(w.find('=') + 1);
+      if (!name.empty() && (name == facts->dumpDefine || name == facts->timeDefine || dataset || knob))
         p.make->notes.push_back(fmt::format("the {}'s {} is not in `flags`: init places it below", p.make->makefile, w));
       else
         kept.push_back(w);

@@ -29,8 +29,7 @@ std::vector<std::string> shellWords(const std::string &line) {
       inWord = true;
     } else if (c == '"') {
       for (++i; i < line.size() && line[i] != '"'; ++i) {
-        if (line[i] == '\\' && i + 1 < line.size() &&
-            std::string("\"\\$`\n").find(line[i + 1]) != std::string::npos)
+        if (line[i] == '\\' && i + 1 < line.size() && std::string("\"\\$`\n").find(line[i + 1]) != std::string::npos)
           ++i;
         word += line[i];
       }
@@ -56,25 +55,21 @@ std::vector<std::string> shellWords(const std::string &line) {
 namespace {
 
 bool isSource(const std::string &w) {
-  static const std::set<std::string> exts = {".c",  ".cc", ".cpp", ".cxx",
-                                             ".cu", ".C",  ".c++"};
-  return w.size() < 4096 && w[0] != '-' &&
-         exts.count(fs::path(w).extension().string()) > 0;
+  static const std::set<std::string> exts = {".c", ".cc", ".cpp", ".cxx", ".cu", ".C", ".c++"};
+  return w.size() < 4096 && w[0] != '-' && exts.count(fs::path(w).extension().string()) > 0;
 }
 bool isObject(const std::string &w) {
   std::string ext = fs::path(w).extension().string();
   return w[0] != '-' && (ext == ".o" || ext == ".obj");
 }
 bool isLinkFlag(const std::string &w) {
-  return w.rfind("-l", 0) == 0 || w.rfind("-L", 0) == 0 ||
-         w.rfind("-Wl,", 0) == 0;
+  return w.rfind("-l", 0) == 0 || w.rfind("-L", 0) == 0 || w.rfind("-Wl,", 0) == 0;
 }
 bool isAssignment(const std::string &w) {
   auto eq = w.find('=');
   return eq != std::string::npos && eq > 0 && w[0] != '-' &&
-         std::all_of(
-             w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
-             [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+         std::all_of(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
 
 /// make's command lines: continuations joined, make's own messages dropped,
@@ -102,15 +97,13 @@ std::vector<std::vector<std::string>> commandsOf(const std::string &text) {
 }
 
 bool holds(const std::vector<std::string> &words, const std::string &file) {
-  return std::any_of(words.begin() + 1, words.end(), [&](const std::string &w) {
-    return isSource(w) && fs::path(w).filename() == file;
-  });
+  return std::any_of(words.begin() + 1, words.end(),
+                     [&](const std::string &w) { return isSource(w) && fs::path(w).filename() == file; });
 }
 
 } // namespace
 
-std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
-                                         const std::string &run,
+std::optional<MakeFacts> parseMakeDryRun(const std::string &build, const std::string &run,
                                          const std::string &programFile) {
   auto commands = commandsOf(build);
   const std::vector<std::string> *compile = nullptr;
@@ -123,8 +116,7 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
     return std::nullopt;
   MakeFacts f;
   f.compiler = (*compile)[0];
-  bool linksToo =
-      std::find(compile->begin(), compile->end(), "-c") == compile->end();
+  bool linksToo = std::find(compile->begin(), compile->end(), "-c") == compile->end();
   for (size_t i = 1; i < compile->size(); ++i) {
     const std::string &w = (*compile)[i];
     if (w == "-c" || w == "-MMD" || w == "-MD" || w == "-MP")
@@ -154,8 +146,7 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
       continue;
     bool sources = false;
     for (size_t i = 1; i < c.size(); ++i)
-      if (isSource(c[i]) && std::find(f.sources.begin(), f.sources.end(),
-                                      c[i]) == f.sources.end()) {
+      if (isSource(c[i]) && std::find(f.sources.begin(), f.sources.end(), c[i]) == f.sources.end()) {
         f.sources.push_back(c[i]);
         sources = true;
       }
@@ -166,8 +157,7 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
     if (o != c.end() && o + 1 != c.end() && objects && f.program.empty()) {
       f.program = fs::path(*(o + 1)).filename().string();
       for (const auto &w : c)
-        if (isLinkFlag(w) && std::find(f.linkFlags.begin(), f.linkFlags.end(),
-                                       w) == f.linkFlags.end())
+        if (isLinkFlag(w) && std::find(f.linkFlags.begin(), f.linkFlags.end(), w) == f.linkFlags.end())
           f.linkFlags.push_back(w);
     }
   }
@@ -175,9 +165,7 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
   // launcher, if any).
   for (const auto &c : commandsOf(run)) {
     if (c[0] == f.compiler ||
-        std::any_of(c.begin(), c.end(), [](const std::string &w) {
-          return isSource(w) || isObject(w);
-        }))
+        std::any_of(c.begin(), c.end(), [](const std::string &w) { return isSource(w) || isObject(w); }))
       continue; // the build that the run target depends on
     auto at = std::find_if(c.begin(), c.end(), [&](const std::string &w) {
       std::string name = fs::path(w).filename().string();
@@ -186,9 +174,8 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
     if (at == c.end())
       continue;
     for (auto w = at + 1; w != c.end(); ++w) {
-      if (*w == "|" || *w == ";" || *w == "&&" || *w == "||" || *w == "&" ||
-          w->rfind(">", 0) == 0 || w->rfind("<", 0) == 0 ||
-          w->rfind("2>", 0) == 0 || w->rfind("1>", 0) == 0)
+      if (*w == "|" || *w == ";" || *w == "&&" || *w == "||" || *w == "&" || w->rfind(">", 0) == 0 ||
+          w->rfind("<", 0) == 0 || w->rfind("2>", 0) == 0 || w->rfind("1>", 0) == 0)
         break;
       f.runArgs.push_back(*w);
     }
@@ -199,8 +186,7 @@ std::optional<MakeFacts> parseMakeDryRun(const std::string &build,
 
 namespace {
 
-support::SubprocessResult run(const std::vector<std::string> &argv,
-                              const std::string &dir) {
+support::SubprocessResult run(const std::vector<std::string> &argv, const std::string &dir) {
   support::SubprocessOptions o;
   o.argv = argv;
   o.workdir = dir;
@@ -211,8 +197,7 @@ support::SubprocessResult run(const std::vector<std::string> &argv,
 
 /// The -arch / -gencode / --gpu-architecture values of nvcc flags this nvcc
 /// does not list; they are removed from `flags`. Returns what was removed.
-std::vector<std::string> dropUnsupportedArchs(std::vector<std::string> &flags,
-                                              const std::string &nvcc,
+std::vector<std::string> dropUnsupportedArchs(std::vector<std::string> &flags, const std::string &nvcc,
                                               const std::string &dir) {
   auto listed = run({nvcc, "--list-gpu-arch"}, dir);
   if (!listed.ok())
@@ -224,9 +209,7 @@ std::vector<std::string> dropUnsupportedArchs(std::vector<std::string> &flags,
       supported.insert(l.substr(8, l.find_first_not_of("0123456789", 8) - 8));
   auto digitsOf = [](const std::string &v) {
     std::string d;
-    for (size_t i = v.find('_');
-         i != std::string::npos && i + 1 < v.size() && std::isdigit(v[i + 1]);
-         ++i)
+    for (size_t i = v.find('_'); i != std::string::npos && i + 1 < v.size() && std::isdigit(v[i + 1]); ++i)
       d += v[i + 1];
     return d;
   };
@@ -236,8 +219,7 @@ std::vector<std::string> dropUnsupportedArchs(std::vector<std::string> &flags,
     const std::string &w = flags[i];
     std::string value;
     size_t take = 1;
-    for (const char *opt :
-         {"-arch", "--gpu-architecture", "-gencode", "--generate-code"}) {
+    for (const char *opt : {"-arch", "--gpu-architecture", "-gencode", "--generate-code"}) {
       std::string o = opt;
       if (w == o && i + 1 < flags.size()) {
         value = flags[i + 1];
@@ -260,8 +242,7 @@ std::vector<std::string> dropUnsupportedArchs(std::vector<std::string> &flags,
 
 } // namespace
 
-std::optional<MakeFacts> readMakefile(const std::string &dir,
-                                      const std::string &programFile) {
+std::optional<MakeFacts> readMakefile(const std::string &dir, const std::string &programFile) {
   std::error_code ec;
   std::string makefile;
   for (const char *name : {"GNUmakefile", "makefile", "Makefile"})
@@ -274,26 +255,23 @@ std::optional<MakeFacts> readMakefile(const std::string &dir,
   auto build = run({"make", "-n", "-B"}, dir);
   if (!build.started)
     return std::nullopt; // no make here: init writes its own build
-  auto facts = parseMakeDryRun(
-      build.output, run({"make", "-n", "run"}, dir).output, programFile);
+  auto facts = parseMakeDryRun(build.output, run({"make", "-n", "run"}, dir).output, programFile);
   if (!facts)
     return std::nullopt;
   facts->makefile = makefile;
   std::vector<std::string> sources;
   for (const auto &s : facts->sources)
-    if (fs::is_regular_file(fs::path(dir) / s, ec) &&
-        s.find("..") == std::string::npos && s[0] != '/')
+    if (fs::is_regular_file(fs::path(dir) / s, ec) && s.find("..") == std::string::npos && s[0] != '/')
       sources.push_back(s);
   facts->sources = sources;
   if (fs::path(facts->compiler).filename() == "nvcc") {
     auto dropped = dropUnsupportedArchs(facts->flags, facts->compiler, dir);
     if (!dropped.empty())
-      facts->notes.push_back(fmt::format(
-          "the {}'s {} names an architecture this nvcc does not support "
-          "(nvcc --list-gpu-arch): the manifest builds for nvcc's default "
-          "instead; "
-          "add the GPU's own -arch to `flags`",
-          makefile, fmt::join(dropped, " ")));
+      facts->notes.push_back(fmt::format("the {}'s {} names an architecture this nvcc does not support "
+                                         "(nvcc --list-gpu-arch): the manifest builds for nvcc's default "
+                                         "instead; "
+                                         "add the GPU's own -arch to `flags`",
+                                         makefile, fmt::join(dropped, " ")));
   }
   return facts;
 }

@@ -22,8 +22,8 @@ namespace hone::kernel {
 
 namespace {
 
-GpuArch arch(const char *name, int major, int minor, int threadsPerSm,
-             int blocksPerSm, int64_t sharedKb, int64_t optinKb) {
+GpuArch arch(const char *name, int major, int minor, int threadsPerSm, int blocksPerSm, int64_t sharedKb,
+             int64_t optinKb) {
   GpuArch a;
   a.name = name;
   a.major = major;
@@ -36,11 +36,7 @@ GpuArch arch(const char *name, int major, int minor, int threadsPerSm,
   a.sharedUnit = major >= 8 ? 128 : 256;
   // Block barriers bound blocks from sm_90 on: two per block slot, one on the
   // parts with fewer slots.
-  a.barrierFactor = major < 9 ? 0
-                    : (major == 12 || (major == 10 && minor == 1) ||
-                       (major == 11 && minor == 0))
-                        ? 1
-                        : 2;
+  a.barrierFactor = major < 9 ? 0 : (major == 12 || (major == 10 && minor == 1) || (major == 11 && minor == 0)) ? 1 : 2;
   return a;
 }
 
@@ -49,16 +45,11 @@ const std::vector<GpuArch> &archTable() {
   // opt-in limit per block, as the CUDA C++ Programming Guide's table of
   // compute capabilities gives them.
   static const std::vector<GpuArch> table = {
-      arch("sm_70", 7, 0, 2048, 32, 96, 96),
-      arch("sm_72", 7, 2, 2048, 32, 96, 96),
-      arch("sm_75", 7, 5, 1024, 16, 64, 64),
-      arch("sm_80", 8, 0, 2048, 32, 164, 163),
-      arch("sm_86", 8, 6, 1536, 16, 100, 99),
-      arch("sm_87", 8, 7, 2048, 16, 164, 163),
-      arch("sm_89", 8, 9, 1536, 24, 100, 99),
-      arch("sm_90", 9, 0, 2048, 32, 228, 227),
-      arch("sm_100", 10, 0, 2048, 32, 228, 227),
-      arch("sm_120", 12, 0, 1536, 24, 100, 99),
+      arch("sm_70", 7, 0, 2048, 32, 96, 96),     arch("sm_72", 7, 2, 2048, 32, 96, 96),
+      arch("sm_75", 7, 5, 1024, 16, 64, 64),     arch("sm_80", 8, 0, 2048, 32, 164, 163),
+      arch("sm_86", 8, 6, 1536, 16, 100, 99),    arch("sm_87", 8, 7, 2048, 16, 164, 163),
+      arch("sm_89", 8, 9, 1536, 24, 100, 99),    arch("sm_90", 9, 0, 2048, 32, 228, 227),
+      arch("sm_100", 10, 0, 2048, 32, 228, 227), arch("sm_120", 12, 0, 1536, 24, 100, 99),
   };
   return table;
 }
@@ -67,8 +58,7 @@ const std::vector<GpuArch> &archTable() {
 /// the source holds).
 const support::Regex &pattern(const std::string &text) {
   static std::mutex lock;
-  static std::map<std::string, support::Regex>
-      cache; // never erased: references stay valid
+  static std::map<std::string, support::Regex> cache; // never erased: references stay valid
   std::lock_guard<std::mutex> hold(lock);
   auto it = cache.find(text);
   if (it == cache.end())
@@ -77,16 +67,14 @@ const support::Regex &pattern(const std::string &text) {
 }
 
 /// The groups of a match of the whole of `text`, or nullopt.
-std::optional<std::vector<std::string>> whole(const std::string &re,
-                                              const std::string &text) {
+std::optional<std::vector<std::string>> whole(const std::string &re, const std::string &text) {
   auto found = pattern("^(?:" + re + ")$").findAll(text, 1);
   if (found.empty())
     return std::nullopt;
   return found[0].groups;
 }
 
-std::string replaceAll(const std::string &re, const std::string &text,
-                       const std::string &with) {
+std::string replaceAll(const std::string &re, const std::string &text, const std::string &with) {
   std::string out;
   size_t at = 0;
   for (const auto &m : pattern(re).findAll(text)) {
@@ -104,17 +92,13 @@ std::string replaceAll(const std::string &re, const std::string &text,
 /// launch is).
 constexpr size_t kLongest = 4096;
 
-int64_t roundUp(int64_t x, int64_t unit) {
-  return unit <= 0 ? x : (x + unit - 1) / unit * unit;
-}
+int64_t roundUp(int64_t x, int64_t unit) { return unit <= 0 ? x : (x + unit - 1) / unit * unit; }
 int64_t divUp(int64_t x, int64_t y) { return (x + y - 1) / y; }
 
 } // namespace
 
 std::optional<GpuArch> findGpuArch(const std::string &text) {
-  auto m = text.size() < 32
-               ? whole(R"((?:sm_|compute_|lto_)?(\d+)(?:\.(\d))?[af]?)", text)
-               : std::nullopt;
+  auto m = text.size() < 32 ? whole(R"((?:sm_|compute_|lto_)?(\d+)(?:\.(\d))?[af]?)", text) : std::nullopt;
   if (!m)
     return std::nullopt;
   std::string digits = (*m)[1] + (*m)[2];
@@ -158,12 +142,10 @@ Occupancy occupancy(const GpuArch &a, const BlockShape &s) {
   }
   int64_t warpsPerBlock = divUp(s.threads, 32);
   // Warps: the SM's warp slots over the block's warps.
-  o.byWarps = s.threads > a.maxThreadsPerBlock
-                  ? 0
-                  : static_cast<int>(a.warps() / warpsPerBlock);
+  o.byWarps = s.threads > a.maxThreadsPerBlock ? 0 : static_cast<int>(a.warps() / warpsPerBlock);
   if (s.threads > a.maxThreadsPerBlock)
-    o.unlaunchable = fmt::format("{} threads per block exceed the {} {} allows",
-                                 s.threads, a.maxThreadsPerBlock, a.name);
+    o.unlaunchable =
+        fmt::format("{} threads per block exceed the {} {} allows", s.threads, a.maxThreadsPerBlock, a.name);
   // Registers: a warp's allocation rounded to the unit; whole warps per
   // sub-partition.
   int64_t perWarp = roundUp(int64_t{s.registers} * 32, a.registerUnit);
@@ -180,28 +162,22 @@ Occupancy occupancy(const GpuArch &a, const BlockShape &s) {
     o.byRegisters = INT_MAX;
   } else {
     int64_t warpsPerPartition = (a.registersPerSm / a.subPartitions) / perWarp;
-    o.byRegisters =
-        static_cast<int>(warpsPerPartition * a.subPartitions / warpsPerBlock);
+    o.byRegisters = static_cast<int>(warpsPerPartition * a.subPartitions / warpsPerBlock);
   }
   // Shared memory: static + dynamic + the driver's reserve, in allocation
   // units.
   int64_t shared = s.staticShared + s.dynamicShared + a.sharedReservedPerBlock;
   o.sharedPerBlock = roundUp(shared, a.sharedUnit);
-  int64_t perBlockLimit = (s.staticShared + s.dynamicShared > a.sharedPerBlock
-                               ? a.sharedPerBlockOptin
-                               : a.sharedPerBlock) +
-                          a.sharedReservedPerBlock;
+  int64_t perBlockLimit =
+      (s.staticShared + s.dynamicShared > a.sharedPerBlock ? a.sharedPerBlockOptin : a.sharedPerBlock) +
+      a.sharedReservedPerBlock;
   if (o.sharedPerBlock > perBlockLimit) {
     o.byShared = 0;
     if (o.unlaunchable.empty())
-      o.unlaunchable = fmt::format(
-          "{} bytes of shared memory per block exceed the {} bytes {} allows",
-          s.staticShared + s.dynamicShared,
-          perBlockLimit - a.sharedReservedPerBlock, a.name);
+      o.unlaunchable = fmt::format("{} bytes of shared memory per block exceed the {} bytes {} allows",
+                                   s.staticShared + s.dynamicShared, perBlockLimit - a.sharedReservedPerBlock, a.name);
   } else {
-    o.byShared = o.sharedPerBlock > 0
-                     ? static_cast<int>(a.sharedPerSm / o.sharedPerBlock)
-                     : INT_MAX;
+    o.byShared = o.sharedPerBlock > 0 ? static_cast<int>(a.sharedPerSm / o.sharedPerBlock) : INT_MAX;
   }
   o.byBlocks = a.maxBlocksPerSm;
   o.byBarriers = INT_MAX;
@@ -222,8 +198,7 @@ Occupancy occupancy(const GpuArch &a, const BlockShape &s) {
     if (limit == o.byBarriers)
       o.limiting.push_back(OccupancyLimit::Barriers);
   }
-  o.activeWarps = static_cast<int>(
-      std::min<int64_t>(int64_t{limit} * warpsPerBlock, a.warps()));
+  o.activeWarps = static_cast<int>(std::min<int64_t>(int64_t{limit} * warpsPerBlock, a.warps()));
   o.fraction = static_cast<double>(o.activeWarps) / a.warps();
   return o;
 }
@@ -237,8 +212,7 @@ OccupancyAdvice adviseOccupancy(const GpuArch &a, const BlockShape &s) {
   BlockShape t = s;
   t.registers = 0;
   double ceiling = occupancy(a, t).fraction;
-  for (int r = std::min(s.registers, a.maxRegistersPerThread + 1) - 1;
-       r >= 16 && now.fraction < ceiling; --r) {
+  for (int r = std::min(s.registers, a.maxRegistersPerThread + 1) - 1; r >= 16 && now.fraction < ceiling; --r) {
     t.registers = r;
     double f = occupancy(a, t).fraction;
     if (!adv.registers && f > now.fraction) {
@@ -257,12 +231,9 @@ OccupancyAdvice adviseOccupancy(const GpuArch &a, const BlockShape &s) {
   // + dynamic).
   int64_t used = s.staticShared + s.dynamicShared;
   if (used > 0 &&
-      std::find(now.limiting.begin(), now.limiting.end(),
-                OccupancyLimit::SharedMemory) != now.limiting.end()) {
-    for (int blocks = now.blocksPerSm + 1; blocks <= a.maxBlocksPerSm;
-         ++blocks) {
-      int64_t fit = (a.sharedPerSm / blocks) / a.sharedUnit * a.sharedUnit -
-                    a.sharedReservedPerBlock;
+      std::find(now.limiting.begin(), now.limiting.end(), OccupancyLimit::SharedMemory) != now.limiting.end()) {
+    for (int blocks = now.blocksPerSm + 1; blocks <= a.maxBlocksPerSm; ++blocks) {
+      int64_t fit = (a.sharedPerSm / blocks) / a.sharedUnit * a.sharedUnit - a.sharedReservedPerBlock;
       if (fit < 0)
         break;
       BlockShape u = s;
@@ -292,16 +263,13 @@ OccupancyAdvice adviseOccupancy(const GpuArch &a, const BlockShape &s) {
   return adv;
 }
 
-std::string describeOccupancy(const std::string &kernel, const GpuArch &a,
-                              const BlockShape &s, const Occupancy &o,
+std::string describeOccupancy(const std::string &kernel, const GpuArch &a, const BlockShape &s, const Occupancy &o,
                               const OccupancyAdvice &adv) {
   auto pct = [](double f) { return fmt::format("{:.4g}%", f * 100); };
   if (!o.unlaunchable.empty())
-    return fmt::format("{} cannot launch on {}: {}", kernel, a.name,
-                       o.unlaunchable);
-  std::string shape = fmt::format("{} block{} of {} threads, {} of {} warps",
-                                  o.blocksPerSm, o.blocksPerSm == 1 ? "" : "s",
-                                  s.threads, o.activeWarps, o.maxWarps);
+    return fmt::format("{} cannot launch on {}: {}", kernel, a.name, o.unlaunchable);
+  std::string shape = fmt::format("{} block{} of {} threads, {} of {} warps", o.blocksPerSm,
+                                  o.blocksPerSm == 1 ? "" : "s", s.threads, o.activeWarps, o.maxWarps);
   std::vector<std::string> why;
   for (auto l : o.limiting)
     switch (l) {
@@ -309,48 +277,35 @@ std::string describeOccupancy(const std::string &kernel, const GpuArch &a,
       why.push_back(fmt::format("{} registers per thread", s.registers));
       break;
     case OccupancyLimit::SharedMemory:
-      why.push_back(fmt::format("{} bytes of shared memory per block",
-                                s.staticShared + s.dynamicShared));
+      why.push_back(fmt::format("{} bytes of shared memory per block", s.staticShared + s.dynamicShared));
       break;
     case OccupancyLimit::Warps:
       why.push_back(fmt::format("the block's {} warps", (s.threads + 31) / 32));
       break;
     case OccupancyLimit::Blocks:
-      why.push_back(
-          fmt::format("the limit of {} blocks per SM", a.maxBlocksPerSm));
+      why.push_back(fmt::format("the limit of {} blocks per SM", a.maxBlocksPerSm));
       break;
     case OccupancyLimit::Barriers:
       why.push_back(fmt::format("{} barriers per block", s.barriers));
       break;
     }
   if (o.fraction >= 1)
-    return fmt::format("{}: full occupancy on {} ({}; bound by {})", kernel,
-                       a.name, shape, fmt::join(why, " and "));
-  std::string out =
-      fmt::format("{}: {} limit{} occupancy to {} on {} ({})", kernel,
-                  fmt::join(why, " and "), why.size() == 1 ? "s" : "",
-                  pct(o.fraction), a.name, shape);
+    return fmt::format("{}: full occupancy on {} ({}; bound by {})", kernel, a.name, shape, fmt::join(why, " and "));
+  std::string out = fmt::format("{}: {} limit{} occupancy to {} on {} ({})", kernel, fmt::join(why, " and "),
+                                why.size() == 1 ? "s" : "", pct(o.fraction), a.name, shape);
   std::vector<std::string> could;
-  bool byRegs = std::find(o.limiting.begin(), o.limiting.end(),
-                          OccupancyLimit::Registers) != o.limiting.end();
+  bool byRegs = std::find(o.limiting.begin(), o.limiting.end(), OccupancyLimit::Registers) != o.limiting.end();
   if (byRegs && adv.registers)
-    could.push_back(fmt::format("{} registers would give {}", *adv.registers,
-                                pct(adv.registersFraction)));
+    could.push_back(fmt::format("{} registers would give {}", *adv.registers, pct(adv.registersFraction)));
   if (byRegs && adv.fullRegisters)
-    could.push_back(fmt::format("{} would give {}", *adv.fullRegisters,
-                                pct(adv.fullRegistersFraction)));
+    could.push_back(fmt::format("{} would give {}", *adv.fullRegisters, pct(adv.fullRegistersFraction)));
   if (adv.shared)
     could.push_back(
-        fmt::format("{} bytes of shared memory per block would give {}",
-                    *adv.shared, pct(adv.sharedFraction)));
+        fmt::format("{} bytes of shared memory per block would give {}", *adv.shared, pct(adv.sharedFraction)));
   if (adv.blockFraction > o.fraction && !adv.blockSizes.empty()) {
-    std::vector<int> shown(adv.blockSizes.begin(),
-                           adv.blockSizes.begin() +
-                               std::min<size_t>(4, adv.blockSizes.size()));
-    could.push_back(fmt::format(
-        "a block of {}{} threads would give {}", fmt::join(shown, ", "),
-        adv.blockSizes.size() > shown.size() ? ", ..." : "",
-        pct(adv.blockFraction)));
+    std::vector<int> shown(adv.blockSizes.begin(), adv.blockSizes.begin() + std::min<size_t>(4, adv.blockSizes.size()));
+    could.push_back(fmt::format("a block of {}{} threads would give {}", fmt::join(shown, ", "),
+                                adv.blockSizes.size() > shown.size() ? ", ..." : "", pct(adv.blockFraction)));
   }
   if (!could.empty())
     out += "; " + fmt::format("{}", fmt::join(could, "; "));
@@ -436,26 +391,19 @@ std::vector<std::string> splitArgs(const std::string &text) {
 }
 
 int lineAt(const std::string &text, size_t pos) {
-  return 1 + static_cast<int>(std::count(
-                 text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos),
-                 '\n'));
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
 /// C integer expression text -> what model::Expr reads: integer division, no
 /// casts, suffixes or sizeof.
 std::string normalise(std::string e) {
   static const std::pair<const char *, const char *> rewrites[] = {
-      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:char|int8_t|uint8_t|bool)\s*\))",
-       "1"},
-      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:short|int16_t|uint16_t|half|__half|__nv_bfloat16)\s*\))",
-       "2"},
-      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:int|float|int32_t|uint32_t|unsigned)\s*\))",
-       "4"},
-      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:double|long|long long|size_t|int64_t|uint64_t|float2)\s*\))",
-       "8"},
+      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:char|int8_t|uint8_t|bool)\s*\))", "1"},
+      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:short|int16_t|uint16_t|half|__half|__nv_bfloat16)\s*\))", "2"},
+      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:int|float|int32_t|uint32_t|unsigned)\s*\))", "4"},
+      {R"(sizeof\s*\(\s*(?:unsigned\s+)?(?:double|long|long long|size_t|int64_t|uint64_t|float2)\s*\))", "8"},
       {R"(sizeof\s*\(\s*(?:float4|double2)\s*\))", "16"},
-      {R"(\(\s*(?:unsigned|int|size_t|long|unsigned\s+int|long\s+long)\s*\))",
-       ""},
+      {R"(\(\s*(?:unsigned|int|size_t|long|unsigned\s+int|long\s+long)\s*\))", ""},
       {R"(static_cast\s*<[^>]*>)", ""},
       {R"(\b(\d+)(?:[uU][lL]{0,2}|[lL]{1,2}[uU]?)\b)", "$1"},
   };
@@ -464,8 +412,7 @@ std::string normalise(std::string e) {
   std::string out;
   for (size_t i = 0; i < e.size(); ++i) {
     out += e[i];
-    if (e[i] == '/' && (i + 1 >= e.size() || e[i + 1] != '/') &&
-        (i == 0 || e[i - 1] != '/'))
+    if (e[i] == '/' && (i + 1 >= e.size() || e[i + 1] != '/') && (i == 0 || e[i - 1] != '/'))
       out += '/'; // C divides integers with truncation; '//' floors, the same
                   // for the sizes here
   }
@@ -474,12 +421,10 @@ std::string normalise(std::string e) {
 
 } // namespace
 
-support::Expected<double> evalCExpression(const std::string &text,
-                                          const NameLookup &lookup) {
+support::Expected<double> evalCExpression(const std::string &text, const NameLookup &lookup) {
   auto e = model::Expr::parse(normalise(text));
   if (!e)
-    return support::Error{fmt::format(
-        "'{}' is not an expression hone reads ({})", text, e.error().message)};
+    return support::Error{fmt::format("'{}' is not an expression hone reads ({})", text, e.error().message)};
   return e->eval(lookup);
 }
 
@@ -490,10 +435,7 @@ namespace {
 class Constants {
 public:
   void collect(const std::string &code) {
-    for (const auto &m :
-         pattern(
-             R"((?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+))")
-             .findAll(code))
+    for (const auto &m : pattern(R"((?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([^\n\\]+))").findAll(code))
       defined_[m.groups[1]] = m.groups[2];
     for (
         const auto &m :
@@ -502,8 +444,7 @@ public:
             .findAll(code))
       defined_.emplace(m.groups[1], m.groups[2]);
   }
-  std::optional<double> value(const std::string &name, const NameLookup &first,
-                              int depth = 0) const {
+  std::optional<double> value(const std::string &name, const NameLookup &first, int depth = 0) const {
     if (auto v = first ? first(name) : std::nullopt)
       return v;
     auto it = defined_.find(name);
@@ -512,16 +453,13 @@ public:
     auto e = model::Expr::parse(normalise(it->second));
     if (!e)
       return std::nullopt;
-    auto v = e->eval(
-        [&](const std::string &n) { return value(n, first, depth + 1); });
+    auto v = e->eval([&](const std::string &n) { return value(n, first, depth + 1); });
     return v ? std::optional<double>(*v) : std::nullopt;
   }
-  support::Expected<double> eval(const std::string &expr,
-                                 const NameLookup &first) const {
+  support::Expected<double> eval(const std::string &expr, const NameLookup &first) const {
     auto e = model::Expr::parse(normalise(expr));
     if (!e)
-      return support::Error{
-          fmt::format("'{}' is not an expression hone reads", expr)};
+      return support::Error{fmt::format("'{}' is not an expression hone reads", expr)};
     return e->eval([&](const std::string &n) { return value(n, first); });
   }
 
@@ -531,15 +469,11 @@ private:
 
 } // namespace
 
-std::vector<KernelLaunch> findLaunches(const std::string &file,
-                                       const std::string &text,
-                                       const NameLookup &lookup) {
+std::vector<KernelLaunch> findLaunches(const std::string &file, const std::string &text, const NameLookup &lookup) {
   std::string code = blankComments(text);
   Constants constants;
   constants.collect(code);
-  auto eval = [&](const std::string &expr) {
-    return constants.eval(expr, lookup);
-  };
+  auto eval = [&](const std::string &expr) { return constants.eval(expr, lookup); };
   // dim3 declarations: name -> (position, components).
   struct Dim3 {
     size_t pos;
@@ -553,9 +487,7 @@ std::vector<KernelLaunch> findLaunches(const std::string &file,
     if (stop == std::string::npos || stop - pos > kLongest)
       continue;
     for (const auto &decl : splitArgs(code.substr(pos, stop - pos))) {
-      if (auto m = whole(
-              R"(([A-Za-z_]\w*)\s*(?:=\s*dim3\s*)?(?:=\s*)?[({]([\s\S]*)[)}])",
-              decl))
+      if (auto m = whole(R"(([A-Za-z_]\w*)\s*(?:=\s*dim3\s*)?(?:=\s*)?[({]([\s\S]*)[)}])", decl))
         dims.emplace((*m)[1], Dim3{pos, splitArgs((*m)[2])});
       else if (auto m = whole(R"(([A-Za-z_]\w*)\s*=\s*([\s\S]+))", decl))
         dims.emplace((*m)[1], Dim3{pos, {(*m)[2]}});
@@ -570,8 +502,7 @@ std::vector<KernelLaunch> findLaunches(const std::string &file,
   };
 
   std::vector<KernelLaunch> out;
-  for (const auto &launch :
-       pattern(R"(([A-Za-z_][\w:]*)\s*(?:<[^<>;]*>\s*)?<<<)").findAll(code)) {
+  for (const auto &launch : pattern(R"(([A-Za-z_][\w:]*)\s*(?:<[^<>;]*>\s*)?<<<)").findAll(code)) {
     size_t open = launch.end;
     size_t close = code.find(">>>", open);
     if (close == std::string::npos || close - open > kLongest)
@@ -604,21 +535,17 @@ std::vector<KernelLaunch> findLaunches(const std::string &file,
         block = product(best->parts);
     }
     auto threads = eval(block);
-    if (threads && *threads >= 1 && *threads <= 1e6 &&
-        std::floor(*threads) == *threads)
+    if (threads && *threads >= 1 && *threads <= 1e6 && std::floor(*threads) == *threads)
       l.threads = static_cast<int>(*threads);
     else
-      l.unresolved = fmt::format(
-          "the block size '{}' is not known before the run{}", l.blockText,
-          threads ? "" : fmt::format(" ({})", threads.error().message));
+      l.unresolved = fmt::format("the block size '{}' is not known before the run{}", l.blockText,
+                                 threads ? "" : fmt::format(" ({})", threads.error().message));
     if (!l.sharedText.empty()) {
       auto shared = eval(l.sharedText);
       if (shared && *shared >= 0 && *shared < 1e12)
         l.dynamicShared = static_cast<int64_t>(*shared);
       else if (l.unresolved.empty())
-        l.unresolved = fmt::format(
-            "the dynamic shared memory '{}' is not known before the run",
-            l.sharedText);
+        l.unresolved = fmt::format("the dynamic shared memory '{}' is not known before the run", l.sharedText);
     } else {
       l.dynamicShared = 0;
     }
@@ -637,17 +564,14 @@ std::optional<double> numberIn(const std::string &text) {
     return std::nullopt;
   char *end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  return end == text.c_str() + text.size() && std::isfinite(v)
-             ? std::optional<double>(v)
-             : std::nullopt;
+  return end == text.c_str() + text.size() && std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
 /// `-maxrregcount=N`, `-maxrregcount N`, `--maxrregcount=N` or `-Xptxas
 /// -maxrregcount=N` in a flag set.
 std::optional<int> registerCap(const std::string &flags) {
   auto found = pattern(R"(-?-maxrregcount[= ]\s*(\d{1,4}))").findAll(flags, 1);
-  return found.empty() ? std::nullopt
-                       : std::optional<int>(std::stoi(found[0].groups[1]));
+  return found.empty() ? std::nullopt : std::optional<int>(std::stoi(found[0].groups[1]));
 }
 
 /// What a variant's launch of `kernel` needs per block; nullopt (with why) when
@@ -665,14 +589,11 @@ public:
     files.insert(m.editable.begin(), m.editable.end());
     for (const auto &f : files) {
       std::string ext = std::filesystem::path(f).extension().string();
-      if (ext != ".cu" && ext != ".cuh" && ext != ".h" && ext != ".hpp" &&
-          ext != ".cpp" && ext != ".cc")
+      if (ext != ".cu" && ext != ".cuh" && ext != ".h" && ext != ".hpp" && ext != ".cpp" && ext != ".cc")
         continue;
       auto edited = v.files.find(f);
-      auto text =
-          edited != v.files.end()
-              ? support::Expected<std::string>(edited->second)
-              : support::readFile((std::filesystem::path(m.dir) / f).string());
+      auto text = edited != v.files.end() ? support::Expected<std::string>(edited->second)
+                                          : support::readFile((std::filesystem::path(m.dir) / f).string());
       if (!text || text->size() > (64u << 20))
         continue;
       texts_.emplace_back(f, blankComments(*text));
@@ -690,22 +611,17 @@ public:
           return numberIn(d.substr(name.size() + 1));
       return std::nullopt;
     };
-    NameLookup all = [&](const std::string &name) {
-      return constants_.value(name, lookup);
-    };
+    NameLookup all = [&](const std::string &name) { return constants_.value(name, lookup); };
     Resolved r;
     for (const auto &spec : m_.gpuLaunches) {
       if (spec.kernel != kernel)
         continue;
-      r.where = fmt::format("{}:{}",
-                            std::filesystem::path(m_.path).filename().string(),
-                            spec.line);
+      r.where = fmt::format("{}:{}", std::filesystem::path(m_.path).filename().string(), spec.line);
       auto threads = evalCExpression(spec.block, all);
       if (threads && *threads >= 1 && *threads <= 1e6)
         r.threads = static_cast<int>(*threads);
       else
-        r.why = fmt::format("[[gpu.launch]] block = '{}' does not evaluate{}",
-                            spec.block,
+        r.why = fmt::format("[[gpu.launch]] block = '{}' does not evaluate{}", spec.block,
                             threads ? "" : ": " + threads.error().message);
       if (!spec.sharedBytes.empty()) {
         auto shared = evalCExpression(spec.sharedBytes, all);
@@ -720,8 +636,7 @@ public:
         if (l.kernel != kernel)
           continue;
         if (!l.threads) {
-          unresolved.push_back(
-              fmt::format("{}:{}: {}", l.file, l.line, l.unresolved));
+          unresolved.push_back(fmt::format("{}:{}: {}", l.file, l.line, l.unresolved));
           continue;
         }
         r.threads = l.threads;
@@ -729,12 +644,11 @@ public:
         r.where = fmt::format("{}:{}", l.file, l.line);
         return r;
       }
-    r.why = unresolved.empty()
-                ? fmt::format("no launch of {} in the sources (say it in "
-                              "hone.toml: [[gpu.launch]] kernel = \"{}\", "
-                              "block = ...)",
-                              kernel, kernel)
-                : unresolved.front() + " (say it in hone.toml: [[gpu.launch]])";
+    r.why = unresolved.empty() ? fmt::format("no launch of {} in the sources (say it in "
+                                             "hone.toml: [[gpu.launch]] kernel = \"{}\", "
+                                             "block = ...)",
+                                             kernel, kernel)
+                               : unresolved.front() + " (say it in hone.toml: [[gpu.launch]])";
     return r;
   }
 
@@ -746,26 +660,22 @@ private:
 
 } // namespace
 
-std::vector<KernelOccupancy>
-projectOccupancy(const Manifest &m, const Variant &v,
-                 const std::vector<PtxasKernel> &kernels) {
+std::vector<KernelOccupancy> projectOccupancy(const Manifest &m, const Variant &v,
+                                              const std::vector<PtxasKernel> &kernels) {
   std::vector<KernelOccupancy> out;
   ProjectLaunches launches(m, v);
   for (const auto &k : kernels) {
     auto arch = findGpuArch(k.arch);
-    if (!m.gpuArchs.empty() &&
-        std::none_of(m.gpuArchs.begin(), m.gpuArchs.end(),
-                     [&](const std::string &a) {
-                       auto wanted = findGpuArch(a);
-                       return wanted && arch && wanted->name == arch->name;
-                     }))
+    if (!m.gpuArchs.empty() && std::none_of(m.gpuArchs.begin(), m.gpuArchs.end(), [&](const std::string &a) {
+          auto wanted = findGpuArch(a);
+          return wanted && arch && wanted->name == arch->name;
+        }))
       continue;
     KernelOccupancy r;
     r.kernel = kernelBaseName(k.name);
     r.arch = arch ? arch->name : k.arch;
     if (!arch) {
-      r.unknown = fmt::format("{} is not an architecture hone knows ({})",
-                              k.arch, support::joinOr(knownGpuArchs()));
+      r.unknown = fmt::format("{} is not an architecture hone knows ({})", k.arch, support::joinOr(knownGpuArchs()));
       r.text = fmt::format("{}: {}", r.kernel, r.unknown);
       out.push_back(std::move(r));
       continue;
@@ -774,13 +684,11 @@ projectOccupancy(const Manifest &m, const Variant &v,
     r.launch = launch.where;
     if (!launch.threads) {
       r.unknown = launch.why;
-      r.text = fmt::format("{} on {}: occupancy unknown: {}", r.kernel,
-                           arch->name, r.unknown);
+      r.text = fmt::format("{} on {}: occupancy unknown: {}", r.kernel, arch->name, r.unknown);
       out.push_back(std::move(r));
       continue;
     }
-    r.shape = {*launch.threads, k.registers, k.sharedBytes,
-               launch.dynamicShared, k.barriers};
+    r.shape = {*launch.threads, k.registers, k.sharedBytes, launch.dynamicShared, k.barriers};
     r.occupancy = occupancy(*arch, r.shape);
     r.advice = adviseOccupancy(*arch, r.shape);
     r.text = describeOccupancy(r.kernel, *arch, r.shape, r.occupancy, r.advice);
@@ -798,8 +706,7 @@ projectOccupancy(const Manifest &m, const Variant &v,
         BlockShape shape = r.shape;
         if (knob.kind == KnobKind::Define) {
           Resolved other = launches.resolve(r.kernel, alt);
-          if (!other.threads || (*other.threads == shape.threads &&
-                                 other.dynamicShared == shape.dynamicShared))
+          if (!other.threads || (*other.threads == shape.threads && other.dynamicShared == shape.dynamicShared))
             continue;
           shape.threads = *other.threads;
           shape.dynamicShared = other.dynamicShared;
@@ -815,9 +722,7 @@ projectOccupancy(const Manifest &m, const Variant &v,
         if (f > r.occupancy.fraction + 1e-9)
           better.emplace_back(f, value);
       }
-      std::stable_sort(
-          better.begin(), better.end(),
-          [](const auto &a, const auto &b) { return a.first > b.first; });
+      std::stable_sort(better.begin(), better.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
       for (const auto &[f, value] : better)
         r.prefer[knob.name].push_back(value);
     }

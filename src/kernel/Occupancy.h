@@ -31,16 +31,13 @@ struct GpuArch {
   int maxBlocksPerSm = 32;
   int registersPerSm = 65536, registersPerBlock = 65536;
   int maxRegistersPerThread = 255;
-  int registerUnit =
-      256; // registers are allocated to a warp in units of this many
-  int subPartitions =
-      4; // a warp's registers come from one quarter of the SM's file
+  int registerUnit = 256;  // registers are allocated to a warp in units of this many
+  int subPartitions = 4;   // a warp's registers come from one quarter of the SM's file
   int64_t sharedPerSm = 0; // the largest shared-memory carveout
   int64_t sharedPerBlock = 48 * 1024, sharedPerBlockOptin = 48 * 1024;
   int64_t sharedReservedPerBlock = 0; // the driver's own, from sm_80 on
   int sharedUnit = 256;
-  int barrierFactor =
-      0; // from sm_90: barriers per SM = blocks per SM x this (0: not a limit)
+  int barrierFactor = 0; // from sm_90: barriers per SM = blocks per SM x this (0: not a limit)
   int warps() const { return maxThreadsPerSm / 32; }
 };
 
@@ -68,9 +65,9 @@ struct Occupancy {
   // Blocks per SM each resource allows (INT_MAX: no limit).
   int byWarps = 0, byRegisters = 0, byShared = 0, byBlocks = 0, byBarriers = 0;
   std::vector<OccupancyLimit> limiting; // every limit equal to blocksPerSm
-  int64_t sharedPerBlock = 0; // allocated, with the reserve and the unit
-  int registersPerBlock = 0;  // allocated
-  std::string unlaunchable;   // why no block fits at all (empty: one does)
+  int64_t sharedPerBlock = 0;           // allocated, with the reserve and the unit
+  int registersPerBlock = 0;            // allocated
+  std::string unlaunchable;             // why no block fits at all (empty: one does)
 };
 
 /// The Occupancy Calculator's result for `shape` on `arch`.
@@ -78,11 +75,9 @@ Occupancy occupancy(const GpuArch &arch, const BlockShape &shape);
 
 /// What would raise the occupancy, one resource at a time, others held.
 struct OccupancyAdvice {
-  std::optional<int>
-      registers; // the most registers per thread that gives a higher occupancy
+  std::optional<int> registers; // the most registers per thread that gives a higher occupancy
   double registersFraction = 0;
-  std::optional<int>
-      fullRegisters; // the most that reaches the best the other limits allow
+  std::optional<int> fullRegisters; // the most that reaches the best the other limits allow
   double fullRegistersFraction = 0;
   std::optional<int64_t> shared; // the most shared bytes per block (static +
                                  // dynamic) for a higher one
@@ -95,9 +90,8 @@ OccupancyAdvice adviseOccupancy(const GpuArch &arch, const BlockShape &shape);
 
 /// One sentence: "64 registers per thread limit occupancy to 50% on sm_90 (4
 /// blocks of 256 threads, 32 of 64 warps); 40 would give 75%".
-std::string describeOccupancy(const std::string &kernel, const GpuArch &arch,
-                              const BlockShape &shape, const Occupancy &occ,
-                              const OccupancyAdvice &advice);
+std::string describeOccupancy(const std::string &kernel, const GpuArch &arch, const BlockShape &shape,
+                              const Occupancy &occ, const OccupancyAdvice &advice);
 
 /// A kernel launch `name<<<grid, block, smem, stream>>>` in a source file.
 struct KernelLaunch {
@@ -115,14 +109,11 @@ using NameLookup = std::function<std::optional<double>(const std::string &)>;
 /// The launches in `text` (file name `file`), block and shared sizes resolved
 /// through `lookup`, then the file's own `#define`s and integral constants,
 /// then `dim3` variables declared before the launch.
-std::vector<KernelLaunch> findLaunches(const std::string &file,
-                                       const std::string &text,
-                                       const NameLookup &lookup);
+std::vector<KernelLaunch> findLaunches(const std::string &file, const std::string &text, const NameLookup &lookup);
 
 /// A C expression of integers (as in a launch) evaluated through `lookup` and
 /// `defines`.
-support::Expected<double> evalCExpression(const std::string &text,
-                                          const NameLookup &lookup);
+support::Expected<double> evalCExpression(const std::string &text, const NameLookup &lookup);
 
 struct Manifest;
 struct PtxasKernel;
@@ -148,9 +139,8 @@ struct KernelOccupancy {
 /// For each kernel ptxas reported (on each architecture it compiled for; with
 /// `[gpu] archs` only those), the launch that runs it (`[[gpu.launch]]`, else
 /// the sources' `<<<...>>>`) and its occupancy.
-std::vector<KernelOccupancy>
-projectOccupancy(const Manifest &m, const Variant &v,
-                 const std::vector<PtxasKernel> &kernels);
+std::vector<KernelOccupancy> projectOccupancy(const Manifest &m, const Variant &v,
+                                              const std::vector<PtxasKernel> &kernels);
 
 /// "matmul(float const*, float*)" or "void ns::k<int>(int*)" -> "k" (what a
 /// launch names).

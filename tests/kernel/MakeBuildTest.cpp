@@ -19,12 +19,10 @@ namespace fs = std::filesystem;
 
 TEST(MakeBuild, WordsSplitAsTheShellSplitsThem) {
   EXPECT_EQ(shellWords("nvcc  -O3 'a b' \"c \\\"d\\\"\" e\\ f -DX='\"y\"'"),
-            (std::vector<std::string>{"nvcc", "-O3", "a b", "c \"d\"", "e f",
-                                      "-DX=\"y\""}));
+            (std::vector<std::string>{"nvcc", "-O3", "a b", "c \"d\"", "e f", "-DX=\"y\""}));
   EXPECT_TRUE(shellWords("   ").empty());
   EXPECT_EQ(shellWords("''"), std::vector<std::string>{""});
-  EXPECT_EQ(shellWords("'unterminated"),
-            std::vector<std::string>{"unterminated"});
+  EXPECT_EQ(shellWords("'unterminated"), std::vector<std::string>{"unterminated"});
 }
 
 TEST(MakeBuild, CompileLinkAndRunLinesAreRead) {
@@ -34,15 +32,12 @@ TEST(MakeBuild, CompileLinkAndRunLinesAreRead) {
                       "nvcc  -std=c++17 -Xcompiler -Wall -arch=sm_80 -O3 "
                       "main.o kernels.o -o bench \\\n"
                       "  -lcublas -L/opt/lib\n";
-  std::string run =
-      "nvcc  -std=c++17 -O3 -c main.cu -o main.o\n"
-      "OMP_NUM_THREADS=4 ./bench 1000 'two words' 3 > log.txt\n./bench 2000\n";
+  std::string run = "nvcc  -std=c++17 -O3 -c main.cu -o main.o\n"
+                    "OMP_NUM_THREADS=4 ./bench 1000 'two words' 3 > log.txt\n./bench 2000\n";
   auto f = parseMakeDryRun(build, run, "main.cu");
   ASSERT_TRUE(f);
   EXPECT_EQ(f->compiler, "nvcc");
-  EXPECT_EQ(f->flags,
-            (std::vector<std::string>{"-std=c++17", "-Xcompiler", "-Wall",
-                                      "-arch=sm_80", "-O3"}));
+  EXPECT_EQ(f->flags, (std::vector<std::string>{"-std=c++17", "-Xcompiler", "-Wall", "-arch=sm_80", "-O3"}));
   EXPECT_EQ(f->sources, std::vector<std::string>{"kernels.cu"});
   EXPECT_EQ(f->program, "bench");
   EXPECT_EQ(f->linkFlags, (std::vector<std::string>{"-lcublas", "-L/opt/lib"}));
@@ -69,23 +64,22 @@ namespace {
 struct MadeFolder {
   fs::path dir;
   explicit MadeFolder(const std::string &name) {
-    dir = fs::temp_directory_path() /
-          ("hone-make-" + std::to_string(::getpid())) / name;
+    dir = fs::temp_directory_path() / ("hone-make-" + std::to_string(::getpid())) / name;
     fs::create_directories(dir);
   }
   ~MadeFolder() { fs::remove_all(dir.parent_path()); }
-  void write(const std::string &file, const std::string &text) const {
-    std::ofstream(dir / file) << text;
-  }
+  void write(const std::string &file, const std::string &text) const { std::ofstream(dir / file) << text; }
 };
 
 bool toolOnPath(const char *tool) {
-  return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1")
-                         .c_str()) == 0;
+  return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 const char *kMadeProgram = R"(#include <stdio.h>
 #include <stdlib.h>
+#ifndef BLOCK
+#define BLOCK 64
+#endif
 double work(int n);
 int main(int argc, char **argv) {
   int n = atoi(argv[1]);
@@ -105,36 +99,29 @@ TEST(Init, TheProgramsOwnMakefileGivesTheBuildAndTheRun) {
   f.write("main.c", kMadeProgram);
   f.write("work.c", "double work(int n) { double s = 0; for (int i = 0; i < n; "
                     "i++) s += i; return s; }\n");
-  f.write(
-      "Makefile",
-      "CC = gcc\nOPTIMIZE = yes\nCFLAGS := -std=c99 -Wall\nifeq "
-      "($(OPTIMIZE),yes)\n"
-      "  CFLAGS += -O3 -fopenmp\nendif\nprogram = saxpy\nobj = main.o work.o\n"
-      "$(program): $(obj)\n\t$(CC) $(CFLAGS) $(obj) -o $@ -lm\n"
-      "%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
-      "run: $(program)\n\t./$(program) 1000 2>&1 | tee out.txt\n");
-  auto r =
-      initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
+  f.write("Makefile", "CC = gcc\nOPTIMIZE = yes\nCFLAGS := -std=c99 -Wall\nifeq "
+                      "($(OPTIMIZE),yes)\n"
+                      "  CFLAGS += -O3 -fopenmp -DBLOCK=128\nendif\nprogram = saxpy\nobj = main.o work.o\n"
+                      "$(program): $(obj)\n\t$(CC) $(CFLAGS) $(obj) -o $@ -lm\n"
+                      "%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
+                      "run: $(program)\n\t./$(program) 1000 2>&1 | tee out.txt\n");
+  auto r = initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
   ASSERT_TRUE(r) << r.error().message;
   const std::string &t = r->text;
-  EXPECT_NE(t.find("name = \"saxpy-omp\""), std::string::npos)
-      << t; // main.c: the folder names it
-  EXPECT_NE(t.find("flags = \"-std=c99 -Wall -O3 -fopenmp\""),
-            std::string::npos)
-      << t;
+  EXPECT_NE(t.find("name = \"saxpy-omp\""), std::string::npos) << t; // main.c: the folder names it
+  EXPECT_NE(t.find("flags = \"-std=c99 -Wall -O3 -fopenmp\""), std::string::npos) << t;
   EXPECT_NE(t.find("command = \"gcc {cflags} {defines} {includes} {sources} -o "
                    "{out} -lm\""),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("sources = [\"main.c\", \"work.c\"]"), std::string::npos)
-      << t;
-  EXPECT_NE(t.find("command = \"{exe} 1000\"\nseeds = [1]"), std::string::npos)
-      << t;
-  EXPECT_NE(t.find("ignore = [\"^\\\\s*Average kernel execution time:\"]"),
+  EXPECT_NE(t.find("sources = [\"main.c\", \"work.c\"]"), std::string::npos) << t;
+  EXPECT_NE(t.find("command = \"{exe} 1000\"\nseeds = [1]"), std::string::npos) << t;
+  EXPECT_NE(t.find("ignore = [\"^\\\\s*Average kernel execution time:\"]"), std::string::npos) << t;
+  EXPECT_NE(t.find("OMP_NUM_THREADS"), std::string::npos) << t; // -fopenmp from the Makefile
+  // The Makefile's -DBLOCK=128 sets a knob: it is the knob's default, not a flag.
+  EXPECT_NE(t.find("name = \"BLOCK\"\nkind = \"define\"\nvalues = [2, 4, 8, 16, 32, 64, 128, 256, 512]\ndefault = 128"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("OMP_NUM_THREADS"), std::string::npos)
-      << t; // -fopenmp from the Makefile
   f.write("hone.toml", t);
   auto m = loadManifest(f.dir.string());
   ASSERT_TRUE(m) << m.error().message;
@@ -142,17 +129,14 @@ TEST(Init, TheProgramsOwnMakefileGivesTheBuildAndTheRun) {
 
   // Without a Makefile the same program gets hone's own build.
   fs::remove(f.dir / "Makefile");
-  auto plain =
-      initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
+  auto plain = initProject((f.dir / "main.c").string(), kMadeProgram, InitOptions{2});
   ASSERT_TRUE(plain);
-  EXPECT_NE(plain->text.find("flags = \"-O2\""), std::string::npos)
-      << plain->text;
+  EXPECT_NE(plain->text.find("flags = \"-O2\""), std::string::npos) << plain->text;
   EXPECT_NE(plain->text.find("command = \"{exe} {seed}\""), std::string::npos);
 }
 
 TEST(Init, AMakefilesArchitectureThatNvccDropsIsReplacedAndSaid) {
-  if (!toolOnPath("make") ||
-      !(toolOnPath("nvcc") || fs::exists("/usr/local/cuda/bin/nvcc")))
+  if (!toolOnPath("make") || !(toolOnPath("nvcc") || fs::exists("/usr/local/cuda/bin/nvcc")))
     GTEST_SKIP() << "make or nvcc is not installed";
   std::string nvcc = toolOnPath("nvcc") ? "nvcc" : "/usr/local/cuda/bin/nvcc";
   MadeFolder f("old-cuda");
@@ -160,19 +144,14 @@ TEST(Init, AMakefilesArchitectureThatNvccDropsIsReplacedAndSaid) {
                     "<cooperative_groups.h>\n__global__ void k() {}\n"
                     "int main() { k<<<1, 64>>>(); return 0; }\n";
   f.write("main.cu", src);
-  f.write("Makefile", "ARCH = sm_35\nmain: main.cu\n\t" + nvcc +
-                          " -O3 -arch=$(ARCH) main.cu -o main\n");
+  f.write("Makefile", "ARCH = sm_35\nmain: main.cu\n\t" + nvcc + " -O3 -arch=$(ARCH) main.cu -o main\n");
   auto r = initProject((f.dir / "main.cu").string(), src, InitOptions{2});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_NE(r->text.find("flags = \"-O3\""), std::string::npos) << r->text;
-  EXPECT_NE(r->text.find(
-                "-arch=sm_35 names an architecture this nvcc does not support"),
-            std::string::npos)
-      << r->text;
+  EXPECT_NE(r->text.find("-arch=sm_35 names an architecture this nvcc does not support"), std::string::npos) << r->text;
   // The toolkit's own headers are the system's, not missing ones.
   EXPECT_EQ(r->text.find("NOT FOUND: cuda.h"), std::string::npos) << r->text;
-  EXPECT_EQ(r->text.find("NOT FOUND: cooperative_groups.h"), std::string::npos)
-      << r->text;
+  EXPECT_EQ(r->text.find("NOT FOUND: cooperative_groups.h"), std::string::npos) << r->text;
 }
 
 TEST(Verdict, AProgramThatChecksItselfIsValidatedByItsOwnVerdict) {
@@ -180,9 +159,8 @@ TEST(Verdict, AProgramThatChecksItselfIsValidatedByItsOwnVerdict) {
   // when a line matches `verdict`, fails with the reason when none does, and
   // needs no numbers.
   MadeFolder f("verdict");
-  f.write("k.sh",
-          "#!/bin/sh\necho \"Average kernel execution time: 0.$$ (ms)\"\n"
-          "if [ \"$1\" = 2 ]; then echo FAIL; else echo PASS; fi\n");
+  f.write("k.sh", "#!/bin/sh\necho \"Average kernel execution time: 0.$$ (ms)\"\n"
+                  "if [ \"$1\" = 2 ]; then echo FAIL; else echo PASS; fi\n");
   std::string toml = "[project]\nname = \"k\"\nsources = "
                      "[\"k.sh\"]\n[build]\ncommand = \"cp {sources} {out} && "
                      "chmod +x {out}\"\n[run]\ncommand = \"{exe} "
@@ -198,22 +176,19 @@ TEST(Verdict, AProgramThatChecksItselfIsValidatedByItsOwnVerdict) {
   EXPECT_TRUE(pass.values.empty());
   RunResult fail = runOnce(*m, v, b.exe, (f.dir / "r2").string(), 2);
   ASSERT_FALSE(fail.ok());
-  EXPECT_NE(fail.error.find("own check did not pass"), std::string::npos)
-      << fail.error;
+  EXPECT_NE(fail.error.find("own check did not pass"), std::string::npos) << fail.error;
   EXPECT_NE(fail.error.find("FAIL"), std::string::npos) << fail.error;
   // Without a verdict the same program has nothing to validate, and says so.
   f.write("hone.toml", toml);
   auto plain = loadManifest(f.dir.string());
   ASSERT_TRUE(plain);
-  RunResult none = runOnce(*plain, referenceVariant(*plain), b.exe,
-                           (f.dir / "r3").string(), 1);
+  RunResult none = runOnce(*plain, referenceVariant(*plain), b.exe, (f.dir / "r3").string(), 1);
   EXPECT_NE(none.error.find("no numbers"), std::string::npos) << none.error;
   // A verdict that is not a regular expression is refused where it is written.
   f.write("hone.toml", toml + "verdict = \"(PASS\"\n");
   auto bad = loadManifest(f.dir.string());
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("verdict"), std::string::npos)
-      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("verdict"), std::string::npos) << bad.error().message;
 }
 
 TEST(Init, AProgramThatPrintsPassOrFailGetsAVerdict) {
@@ -225,17 +200,13 @@ TEST(Init, AProgramThatPrintsPassOrFailGetsAVerdict) {
   f.write("main.c", src);
   auto r = initProject((f.dir / "main.c").string(), src, InitOptions{2});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_NE(r->text.find("verdict = \"^\\\\s*PASS\""), std::string::npos)
-      << r->text;
-  EXPECT_NE(r->text.find("ignore = [\"^\\\\s*Total time:\"]"),
-            std::string::npos)
-      << r->text;
+  EXPECT_NE(r->text.find("verdict = \"^\\\\s*PASS\""), std::string::npos) << r->text;
+  EXPECT_NE(r->text.find("ignore = [\"^\\\\s*Total time:\"]"), std::string::npos) << r->text;
   f.write("hone.toml", r->text);
   EXPECT_TRUE(loadManifest(f.dir.string()));
   // Printing only "PASS" is no verdict: a program that cannot fail its check is
   // not one that checks.
-  std::string noFail =
-      "#include <stdio.h>\nint main(void) { puts(\"PASS\"); return 0; }\n";
+  std::string noFail = "#include <stdio.h>\nint main(void) { puts(\"PASS\"); return 0; }\n";
   auto r2 = initProject((f.dir / "main.c").string(), noFail, InitOptions{2});
   ASSERT_TRUE(r2);
   EXPECT_EQ(r2->text.find("verdict ="), std::string::npos);

@@ -85,12 +85,8 @@ TEST(Occupancy, WorkedConfigurationsOnTwoMoreArchitectures) {
   ASSERT_TRUE(adv.fullRegisters);
   EXPECT_EQ(*adv.fullRegisters, 32);
   std::string text = describeOccupancy("matmul", h100, matmul, o, adv);
-  EXPECT_NE(
-      text.find("44 registers per thread limits occupancy to 62.5% on sm_90"),
-      std::string::npos)
-      << text;
-  EXPECT_NE(text.find("40 registers would give 75%"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("44 registers per thread limits occupancy to 62.5% on sm_90"), std::string::npos) << text;
+  EXPECT_NE(text.find("40 registers would give 75%"), std::string::npos) << text;
   EXPECT_NE(text.find("32 would give 100%"), std::string::npos) << text;
 
   // sm_80, shared memory: 48 KiB static + the 1 KiB reserve per block, 164 KiB
@@ -137,19 +133,14 @@ TEST(Occupancy, WhatCannotLaunchSaysWhy) {
   GpuArch a100 = archOf("sm_80");
   Occupancy threads = occupancy(a100, {1025, 32, 0, 0, 0});
   EXPECT_EQ(threads.blocksPerSm, 0);
-  EXPECT_NE(threads.unlaunchable.find("1025 threads"), std::string::npos)
-      << threads.unlaunchable;
+  EXPECT_NE(threads.unlaunchable.find("1025 threads"), std::string::npos) << threads.unlaunchable;
   Occupancy regs = occupancy(a100, {1024, 255, 0, 0, 0});
   EXPECT_EQ(regs.blocksPerSm, 0);
-  EXPECT_NE(regs.unlaunchable.find("255 registers"), std::string::npos)
-      << regs.unlaunchable;
+  EXPECT_NE(regs.unlaunchable.find("255 registers"), std::string::npos) << regs.unlaunchable;
   Occupancy shared = occupancy(archOf("sm_75"), {128, 32, 0, 70 * 1024, 0});
   EXPECT_EQ(shared.blocksPerSm, 0);
-  EXPECT_NE(shared.unlaunchable.find("shared memory"), std::string::npos)
-      << shared.unlaunchable;
-  EXPECT_NE(describeOccupancy("k", a100, {1025, 32, 0, 0, 0}, threads, {})
-                .find("cannot launch"),
-            std::string::npos);
+  EXPECT_NE(shared.unlaunchable.find("shared memory"), std::string::npos) << shared.unlaunchable;
+  EXPECT_NE(describeOccupancy("k", a100, {1025, 32, 0, 0, 0}, threads, {}).find("cannot launch"), std::string::npos);
   // Numbers past any real report neither overflow nor loop for long.
   BlockShape absurd{256, INT_MAX, INT64_MAX / 4, 0, INT_MAX};
   Occupancy o = occupancy(a100, absurd);
@@ -177,38 +168,30 @@ TEST(Occupancy, AgreesWithNvidiasOccupancyHeaderEverywhere) {
     props.sharedMemPerMultiprocessor = static_cast<size_t>(a.sharedPerSm);
     props.numSms = 100;
     props.sharedMemPerBlockOptin = static_cast<size_t>(a.sharedPerBlockOptin);
-    props.reservedSharedMemPerBlock =
-        static_cast<size_t>(a.sharedReservedPerBlock);
-    for (int threads :
-         {1, 32, 33, 64, 96, 100, 128, 192, 256, 320, 384, 512, 640, 768, 1024})
-      for (int regs : {0, 8, 16, 24, 32, 37, 40, 44, 48, 56, 64, 72, 96, 128,
-                       168, 200, 255})
-        for (int64_t smem : {0, 100, 1024, 4096, 12000, 24576, 40000, 49152,
-                             65536, 99 * 1024, 160000, 227 * 1024})
+    props.reservedSharedMemPerBlock = static_cast<size_t>(a.sharedReservedPerBlock);
+    for (int threads : {1, 32, 33, 64, 96, 100, 128, 192, 256, 320, 384, 512, 640, 768, 1024})
+      for (int regs : {0, 8, 16, 24, 32, 37, 40, 44, 48, 56, 64, 72, 96, 128, 168, 200, 255})
+        for (int64_t smem : {0, 100, 1024, 4096, 12000, 24576, 40000, 49152, 65536, 99 * 1024, 160000, 227 * 1024})
           for (int barriers : {0, 1, 3, 16}) {
             cudaOccFuncAttributes attr;
             attr.maxThreadsPerBlock = 1024;
             attr.numRegs = regs;
             attr.sharedSizeBytes = 0;
             attr.partitionedGCConfig = PARTITIONED_GC_OFF;
-            attr.shmemLimitConfig =
-                FUNC_SHMEM_LIMIT_OPTIN; // a program asking for more opts in
+            attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN; // a program asking for more opts in
             attr.maxDynamicSharedSizeBytes = static_cast<size_t>(smem);
             attr.numBlockBarriers = barriers;
             cudaOccDeviceState state;
             cudaOccResult result;
-            cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(
-                &result, &props, &attr, &state, threads,
-                static_cast<size_t>(smem));
+            cudaOccError err = cudaOccMaxActiveBlocksPerMultiprocessor(&result, &props, &attr, &state, threads,
+                                                                       static_cast<size_t>(smem));
             Occupancy o = occupancy(a, {threads, regs, 0, smem, barriers});
             if (err != CUDA_OCC_SUCCESS) {
-              EXPECT_EQ(o.blocksPerSm, 0)
-                  << name << " " << threads << " " << regs << " " << smem;
+              EXPECT_EQ(o.blocksPerSm, 0) << name << " " << threads << " " << regs << " " << smem;
               continue;
             }
             ASSERT_EQ(o.blocksPerSm, result.activeBlocksPerMultiprocessor)
-                << name << ": " << threads << " threads, " << regs
-                << " registers, " << smem << " bytes, " << barriers
+                << name << ": " << threads << " threads, " << regs << " registers, " << smem << " bytes, " << barriers
                 << " barriers";
             ++compared;
           }
@@ -223,11 +206,8 @@ TEST(Occupancy, AgreesWithNvidiasOccupancyHeaderEverywhere) {
 #endif
 
 TEST(Occupancy, KernelNamesAsLaunchesWriteThem) {
-  EXPECT_EQ(kernelBaseName("matmul(float const*, float const*, float*)"),
-            "matmul");
-  EXPECT_EQ(kernelBaseName(
-                "void ns::inner::reduce<float, 256>(float const*, float*)"),
-            "reduce");
+  EXPECT_EQ(kernelBaseName("matmul(float const*, float const*, float*)"), "matmul");
+  EXPECT_EQ(kernelBaseName("void ns::inner::reduce<float, 256>(float const*, float*)"), "reduce");
   EXPECT_EQ(kernelBaseName("k"), "k");
   EXPECT_EQ(kernelBaseName("ns::k<ns::pair<int, int> >"), "k");
 }
@@ -253,9 +233,7 @@ int main(int argc, char **argv) {
   const char *s = "x<<<1, 2>>>";
 }
 )";
-  auto none = [](const std::string &) -> std::optional<double> {
-    return std::nullopt;
-  };
+  auto none = [](const std::string &) -> std::optional<double> { return std::nullopt; };
   auto launches = findLaunches("m.cu", src, none);
   ASSERT_EQ(launches.size(), 4u);
   EXPECT_EQ(launches[0].kernel, "matmul");
@@ -268,8 +246,7 @@ int main(int argc, char **argv) {
   EXPECT_EQ(launches[2].kernel, "k");
   EXPECT_EQ(launches[2].threads.value_or(0), 64);
   EXPECT_FALSE(launches[3].threads);
-  EXPECT_NE(launches[3].unresolved.find("'n'"), std::string::npos)
-      << launches[3].unresolved;
+  EXPECT_NE(launches[3].unresolved.find("'n'"), std::string::npos) << launches[3].unresolved;
   // A knob's value (the variant's -DBLOCK) comes before the file's own #define.
   auto knob = [](const std::string &n) -> std::optional<double> {
     return n == "BLOCK" ? std::optional<double>(32) : std::nullopt;
@@ -278,8 +255,7 @@ int main(int argc, char **argv) {
   // Hostile text: unterminated launches, huge arguments and self-referencing
   // defines end quickly.
   std::string hostile =
-      "#define A A\n#define B (B + 1)\nk<<<1, A>>>(); k<<<1, B>>>(); k<<<" +
-      std::string(200000, '(') + "\nk<<<1,";
+      "#define A A\n#define B (B + 1)\nk<<<1, A>>>(); k<<<1, B>>>(); k<<<" + std::string(200000, '(') + "\nk<<<1,";
   auto h = findLaunches("h.cu", hostile, none);
   ASSERT_GE(h.size(), 2u);
   EXPECT_FALSE(h[0].threads);
@@ -293,8 +269,7 @@ struct GpuProject {
   explicit GpuProject(const std::string &toml, const std::string &source) {
     static int count = 0;
     dir = std::filesystem::temp_directory_path() /
-          ("hone-occ-" + std::to_string(::getpid()) + "-" +
-           std::to_string(++count));
+          ("hone-occ-" + std::to_string(::getpid()) + "-" + std::to_string(++count));
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "hone.toml") << toml;
     std::ofstream(dir / "k.cu") << source;
@@ -357,9 +332,7 @@ TEST(Occupancy, TheProfileNamesTheBindingLimitAndTheKnobValuesThatLiftIt) {
   // threads) keeps 62.5% and 32 (1024 threads) lowers it: only the register
   // caps are preferred, the best first.
   ASSERT_TRUE(r.prefer.count("flags"));
-  EXPECT_EQ(r.prefer.at("flags"),
-            (std::vector<std::string>{"-Xptxas -O3 -maxrregcount=32",
-                                      "-maxrregcount=40"}));
+  EXPECT_EQ(r.prefer.at("flags"), (std::vector<std::string>{"-Xptxas -O3 -maxrregcount=32", "-maxrregcount=40"}));
   EXPECT_FALSE(r.prefer.count("BLOCK"));
 
   KernelProfile prof;
@@ -371,8 +344,7 @@ TEST(Occupancy, TheProfileNamesTheBindingLimitAndTheKnobValuesThatLiftIt) {
     if (b["kind"] == "occupancy-registers")
       found = &b;
   ASSERT_TRUE(found) << d.dump(2);
-  EXPECT_NE((*found)["detail"].get<std::string>().find("62.5% on sm_90"),
-            std::string::npos);
+  EXPECT_NE((*found)["detail"].get<std::string>().find("62.5% on sm_90"), std::string::npos);
   EXPECT_EQ((*found)["numbers"]["registers_for_more"], 40);
   EXPECT_EQ((*found)["prefer"]["flags"][0], "-Xptxas -O3 -maxrregcount=32");
   EXPECT_EQ((*found)["file"], "k.cu");
@@ -380,15 +352,13 @@ TEST(Occupancy, TheProfileNamesTheBindingLimitAndTheKnobValuesThatLiftIt) {
 
   // A kernel whose block is known only at run time: the profile says so and how
   // to tell hone.
-  GpuProject q(kGpuToml,
-               "__global__ void matmul(const float *a, float *c) {}\nint "
-               "main(int n, char **) { matmul<<<1, n>>>(0, 0); }\n");
+  GpuProject q(kGpuToml, "__global__ void matmul(const float *a, float *c) {}\nint "
+                         "main(int n, char **) { matmul<<<1, n>>>(0, 0); }\n");
   auto mq = loadManifest(q.dir.string());
   ASSERT_TRUE(mq);
   auto unknown = projectOccupancy(*mq, referenceVariant(*mq), {k});
   ASSERT_EQ(unknown.size(), 1u);
-  EXPECT_NE(unknown[0].unknown.find("[[gpu.launch]]"), std::string::npos)
-      << unknown[0].unknown;
+  EXPECT_NE(unknown[0].unknown.find("[[gpu.launch]]"), std::string::npos) << unknown[0].unknown;
 }
 
 TEST(Occupancy, TheManifestSaysLaunchesAndArchitectures) {
@@ -418,17 +388,10 @@ TEST(Occupancy, TheManifestSaysLaunchesAndArchitectures) {
   toml.replace(toml.find("archs = [\"sm_90\"]"), 17, "archs = [\"sm_91\"]");
   auto unknownArch = parseManifest((p.dir / "hone.toml").string(), toml);
   ASSERT_FALSE(unknownArch);
-  EXPECT_NE(unknownArch.error().message.find("hone.toml:10"), std::string::npos)
-      << unknownArch.error().message;
+  EXPECT_NE(unknownArch.error().message.find("hone.toml:10"), std::string::npos) << unknownArch.error().message;
   EXPECT_NE(unknownArch.error().message.find("sm_91"), std::string::npos);
-  EXPECT_NE(bad("[[gpu.launch]]\nkernel = \"k\"\nblock = \"BLOCK *\"\n")
-                .find("block"),
-            std::string::npos);
-  EXPECT_NE(bad("[[gpu.launch]]\nkernel = \"k\"\nblock = true\n")
-                .find("expected a number"),
-            std::string::npos);
-  EXPECT_NE(
-      bad("[[gpu.launch]]\nkernel = \"k\"\nblock = 3\nblok = 3\n").find("blok"),
-      std::string::npos);
+  EXPECT_NE(bad("[[gpu.launch]]\nkernel = \"k\"\nblock = \"BLOCK *\"\n").find("block"), std::string::npos);
+  EXPECT_NE(bad("[[gpu.launch]]\nkernel = \"k\"\nblock = true\n").find("expected a number"), std::string::npos);
+  EXPECT_NE(bad("[[gpu.launch]]\nkernel = \"k\"\nblock = 3\nblok = 3\n").find("blok"), std::string::npos);
   EXPECT_NE(bad("", "c").find("CUDA"), std::string::npos);
 }
