@@ -170,8 +170,10 @@ void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFac
   if (p.make) {
     compiler = p.make->compiler;
     std::vector<std::string> quoted, libs;
+    // `flags` is split at whitespace and each word quoted when the build runs: words go in as they are,
+    // and a word holding whitespace cannot be written there.
     for (const auto &w : p.make->flags)
-      quoted.push_back(support::shellQuote(w));
+      quoted.push_back(w);
     for (const auto &w : p.make->linkFlags)
       libs.push_back(support::shellQuote(w));
     flags = fmt::format("{}", fmt::join(quoted, " "));
@@ -406,7 +408,10 @@ support::Expected<InitResult> initProject(const std::string &program, const std:
         p.defines.push_back(w.substr(2));
       if (knob) // a knob: the Makefile's value is the reference's (its default)
         p.makeDefines[name] = w.find('=') == std::string::npos ? "1" : w.substr(w.find('=') + 1);
-      if (!name.empty() && (name == facts->dumpDefine || name == facts->timeDefine || dataset || knob))
+      if (w.find_first_of(" \t\n\r\v\f") != std::string::npos)
+        p.make->notes.push_back(fmt::format("the {}'s flag {} holds whitespace, which `flags` cannot: left out",
+                                            p.make->makefile, support::shellQuote(w)));
+      else if (!name.empty() && (name == facts->dumpDefine || name == facts->timeDefine || dataset || knob))
         p.make->notes.push_back(fmt::format("the {}'s {} is not in `flags`: init places it below", p.make->makefile, w));
       else
         kept.push_back(w);

@@ -101,7 +101,7 @@ TEST(Init, TheProgramsOwnMakefileGivesTheBuildAndTheRun) {
                     "i++) s += i; return s; }\n");
   f.write("Makefile", "CC = gcc\nOPTIMIZE = yes\nCFLAGS := -std=c99 -Wall\nifeq "
                       "($(OPTIMIZE),yes)\n"
-                      "  CFLAGS += -O3 -fopenmp -DBLOCK=128\nendif\nprogram = saxpy\nobj = main.o work.o\n"
+                      "  CFLAGS += -O3 -fopenmp -DBLOCK=128 '-DSTAMP=$$(id>PWNED)' '-DMSG=a b'\nendif\nprogram = saxpy\nobj = main.o work.o\n"
                       "$(program): $(obj)\n\t$(CC) $(CFLAGS) $(obj) -o $@ -lm\n"
                       "%.o: %.c\n\t$(CC) $(CFLAGS) -c $< -o $@\n"
                       "run: $(program)\n\t./$(program) 1000 2>&1 | tee out.txt\n");
@@ -109,7 +109,10 @@ TEST(Init, TheProgramsOwnMakefileGivesTheBuildAndTheRun) {
   ASSERT_TRUE(r) << r.error().message;
   const std::string &t = r->text;
   EXPECT_NE(t.find("name = \"saxpy-omp\""), std::string::npos) << t; // main.c: the folder names it
-  EXPECT_NE(t.find("flags = \"-std=c99 -Wall -O3 -fopenmp\""), std::string::npos) << t;
+  // Words go into `flags` as they are (each is quoted when the build runs); one with a space cannot.
+  EXPECT_NE(t.find("flags = \"-std=c99 -Wall -O3 -fopenmp -DSTAMP=$(id>PWNED)\""), std::string::npos) << t;
+  EXPECT_NE(t.find("flag '-DMSG=a b' holds whitespace"), std::string::npos) << t;
+  EXPECT_FALSE(fs::exists(f.dir / "PWNED"));
   EXPECT_NE(t.find("command = \"gcc {cflags} {defines} {includes} {sources} -o "
                    "{out} -lm\""),
             std::string::npos)
