@@ -1,5 +1,6 @@
 #include "kernel/Init.h"
 #include "kernel/MakeBuild.h"
+#include "support/Regex.h"
 #include "support/StringUtil.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -209,6 +211,91 @@ void writeProjectAndBuild(std::ostringstream &o, const Plan &p, const ProgramFac
   o << "timeout_s = 300\n\n";
 }
 
+/// How the program is run when main's text shows what its arguments set (Argument): a seed gets
+/// {seed}, the parameters before it their defaults; parameters alone, with defaults, are left out
+/// (fixed inputs). nullopt: nothing shown, the generic `{exe} {seed}`.
+struct ArgumentPlan {
+  std::string command;
+  bool fixed = false;                // no seed reaches the program: one validation input
+  std::vector<std::string> comments; // for the manifest
+  std::string note;                  // for the terminal ("warning: ..." when hone could not choose)
+};
+
+std::string describe(const Argument &a) {
+  return a.variable.empty() ? fmt::format("argv[{}]", a.index) : fmt::format("argv[{}] (`{}`)", a.index, a.variable);
+}
+
+bool plainNumber(const std::string &s) {
+  static const auto re = support::Regex::compile(R"(^[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?[uUlLfF]*$)");
+  return re && !re->findAll(s, 1).empty();
+}
+
+std::optional<ArgumentPlan> argumentPlan(const ProgramFacts &f) {
+  if (f.arguments.empty())
+    return std::nullopt;
+  ArgumentPlan plan;
+  auto seed = std::find_if(f.arguments.begin(), f.arguments.end(),
+                           [](const Argument &a) { return a.role == Argument::Role::Seed; });
+  if (seed != f.arguments.end()) {
+    std::vector<std::string> words;
+    for (int i = 1; i < seed->index; ++i) {
+      auto a = std::find_if(f.arguments.begin(), f.arguments.end(), [&](const Argument &x) { return x.index == i; });
+      if (a == f.arguments.end() || !plainNumber(a->fallback)) {
+        plan.command = "{exe} {seed}";
+        plan.comments = {fmt::format("main seeds its generator from {}, but hone could not tell what to pass as "
+                                     "argv[{}]: write the arguments here, with {{seed}} at place {}.",
+                                     describe(*seed), i, seed->index)};
+        plan.note = fmt::format("warning: main seeds its generator from {}; argv[{}] before it has no default hone "
+                                "could read: write the run's arguments in [run] command",
+                                describe(*seed), i);
+        return plan;
+      }
+      words.push_back(a->fallback);
+      plan.comments.push_back(fmt::format("{} is passed its default, {}.", describe(*a), a->fallback));
+    }
+    words.push_back("{seed}");
+    plan.command = fmt::format("{{exe}} {}", fmt::join(words, " "));
+    plan.comments.insert(plan.comments.begin(),
+                         fmt::format("{{exe}} is the program hone built; main seeds its generator from {}: {{seed}} "
+                                     "picks the input.",
+                                     describe(*seed)));
+    return plan;
+  }
+  bool allOptional = std::all_of(f.arguments.begin(), f.arguments.end(), [](const Argument &a) {
+    return a.optional && a.role == Argument::Role::Parameter;
+  });
+  std::vector<std::string> what;
+  for (const auto &a : f.arguments)
+    what.push_back(a.fallback.empty() ? describe(a)
+                   : a.variable.empty()
+                       ? fmt::format("argv[{}] ({} when not given)", a.index, a.fallback)
+                       : fmt::format("argv[{}] (`{}`, {} when not given)", a.index, a.variable, a.fallback));
+  if (allOptional) {
+    plan.command = "{exe}";
+    plan.fixed = true;
+    plan.comments = {fmt::format("main reads {}: parameters, not a seed.", fmt::join(what, ", ")),
+                     "hone runs the program with its defaults: the inputs are fixed, so one validation input is",
+                     "enough, and the guard \"outputs do not change with the input\" cannot fire for this program.",
+                     "To tune at another size, write its arguments after {exe} (larger: longer, steadier timings)."};
+    plan.note = fmt::format("note: main reads {}: parameters, not a seed; runs use the defaults, fixed inputs, one "
+                            "validation input",
+                            fmt::join(what, ", "));
+    return plan;
+  }
+  bool parameters = std::any_of(f.arguments.begin(), f.arguments.end(),
+                                [](const Argument &a) { return a.role == Argument::Role::Parameter; });
+  if (!parameters)
+    return std::nullopt;
+  plan.command = "{exe} {seed}";
+  plan.comments = {fmt::format("main reads {}, which does not look like a seed: {{seed}} sets it (1, 2, 3 to",
+                               fmt::join(what, ", ")),
+                   "validate; 100000 and more in timed runs). Write the arguments to tune at in place of {seed}."};
+  plan.note = fmt::format("warning: main reads {}, which does not look like a seed: write the arguments to tune at "
+                          "in [run] command",
+                          fmt::join(what, ", "));
+  return plan;
+}
+
 void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts &f) {
   o << "[run]\n";
   if (p.make && !p.make->runArgs.empty()) {
@@ -219,6 +306,11 @@ void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts 
       << "'s run target: the inputs are fixed, so one validation input is enough,\n"
          "# and the guard \"outputs do not change with the input\" cannot fire for this program.\n"
       << "command = " << tomlString(fmt::format("{{exe}} {}", fmt::join(args, " "))) << "\nseeds = [1]\n";
+  } else if (auto a = argumentPlan(f)) {
+    for (const auto &c : a->comments)
+      o << "# " << commentSafe(c) << "\n";
+    o << "command = " << tomlString(a->command) << "\nseeds = "
+      << (a->fixed ? "[1]\n" : "[1, 2, 3]  # validation inputs; each tuning run adds 1000 x its seed\n");
   } else if (f.readsArguments)
     o << "# {exe} is the program hone built; {seed} picks the input (a program that takes no seed ignores it).\n"
       << "command = \"{exe} {seed}\"\nseeds = [1, 2, 3]  # validation inputs; each tuning run adds 1000 x its seed\n";
@@ -243,8 +335,13 @@ void writeRunAndOutput(std::ostringstream &o, const Plan &p, const ProgramFacts 
       << "verdict = " << tomlString(f.verdict) << "\n";
   if (!f.timingLines.empty())
     o << "ignore = " << tomlList(f.timingLines, true) << "  # lines that report a time or a rate: not results\n";
+  bool single = p.language != "cuda" && f.singlePrecision;
+  if (single)
+    o << "# The program computes in single precision (float): vectorised, threaded or contracted (FMA)\n"
+         "# code sums in another order and moves results by about 1e-6 of their size; rtol allows ten times that.\n";
   o << "source = \"" << (err ? "stderr" : "stdout") << "\"\ntolerance = \"rel\"\nrtol = "
-    << (p.language == "cuda" ? "1e-4" : "1e-8") << "\natol = " << (p.language == "cuda" ? "1e-5" : "1e-10") << "\n\n";
+    << (p.language == "cuda" ? "1e-4" : single ? "1e-5" : "1e-8")
+    << "\natol = " << (p.language == "cuda" ? "1e-5" : single ? "1e-6" : "1e-10") << "\n\n";
 }
 
 void writeTiming(std::ostringstream &o, const ProgramFacts &f) {
@@ -329,7 +426,9 @@ std::vector<std::string> notesOf(const Plan &p, const ProgramFacts &f) {
     notes.push_back(fmt::format("warning: weak validation: the outputs are printed with {} decimals; a change below "
                                 "that precision cannot be caught (print with %.17g or %a, or write a binary file)",
                                 f.printedDecimals));
-  if (!f.readsArguments)
+  if (auto a = argumentPlan(f); a && !a->note.empty())
+    notes.push_back(a->note);
+  else if (!f.readsArguments)
     notes.push_back("note: main does not read its arguments: fixed inputs, one validation input; the guard "
                     "\"outputs do not change with the input\" cannot fire");
   for (const auto &h : f.foundHeaders)

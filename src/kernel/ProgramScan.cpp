@@ -212,24 +212,102 @@ struct Scanner {
 
 } // namespace
 
-bool mainReadsArguments(const std::string &source) {
+namespace {
+
+/// main's parameter names and the text of its body; nullopt when the source defines no main.
+struct MainText {
+  std::vector<std::string> params;
+  std::string body;
+};
+std::optional<MainText> mainText(const std::string &source) {
   auto sig = support::Regex::compile(R"(\bmain[ \t\r\n]*\(([^)]*)\)[ \t\r\n]*\{)");
   if (!sig)
-    return true;
+    return std::nullopt;
   auto m = sig->findAll(source, 1);
   if (m.empty())
-    return true; // no main of its own to read: assume it reads what it is given
-  std::vector<std::string> names = captures(R"(([A-Za-z_]\w*)[ \t\[\]]*(?:,|$))", m[0].groups[1]);
-  names.erase(std::remove(names.begin(), names.end(), "void"), names.end());
-  if (names.empty())
-    return false;
+    return std::nullopt;
+  MainText t;
+  t.params = captures(R"(([A-Za-z_]\w*)[ \t\[\]]*(?:,|$))", m[0].groups[1]);
+  t.params.erase(std::remove(t.params.begin(), t.params.end(), "void"), t.params.end());
   // The body: from the brace after the parameters to the one that closes it.
   size_t at = m[0].end, end = at;
   for (int depth = 1; end < source.size() && depth > 0; ++end)
     depth += source[end] == '{' ? 1 : source[end] == '}' ? -1 : 0;
-  std::string body = source.substr(at, end - at);
-  return std::any_of(names.begin(), names.end(),
-                     [&](const std::string &n) { return contains("\\b" + n + "\\b", body); });
+  t.body = source.substr(at, end - at);
+  return t;
+}
+
+std::string trimmed(const std::string &s) {
+  size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+} // namespace
+
+bool mainReadsArguments(const std::string &source) {
+  auto t = mainText(source);
+  if (!t)
+    return true; // no main of its own to read: assume it reads what it is given
+  return std::any_of(t->params.begin(), t->params.end(),
+                     [&](const std::string &n) { return contains("\\b" + n + "\\b", t->body); });
+}
+
+std::vector<Argument> mainArguments(const std::string &source) {
+  std::vector<Argument> out;
+  auto t = mainText(source);
+  if (!t || t->params.size() < 2)
+    return out;
+  const std::string &argc = t->params[0], &argv = t->params[1], &body = t->body;
+  for (int k = 1; k <= 9; ++k) {
+    auto use = support::Regex::compile(fmt::format(R"(\b{}[ \t]*\[[ \t]*{}[ \t]*\])", argv, k));
+    auto hits = use ? use->findAll(body, 1) : std::vector<support::RegexMatch>{};
+    if (hits.empty())
+      continue;
+    Argument a;
+    a.index = k;
+    // The statement that reads it: from the end of the one before (`;`, `{` or `}`) to its `;`.
+    size_t at = hits[0].begin;
+    size_t from = body.find_last_of(";{}", at);
+    from = from == std::string::npos ? 0 : from + 1;
+    size_t to = body.find(';', at);
+    std::string before = body.substr(from, at - from);
+    std::string statement = body.substr(from, (to == std::string::npos ? body.size() : to) - from);
+    auto assigned = captures(R"(([A-Za-z_]\w*)[ \t]*(?:\[[^\]]*\])?[ \t]*=(?:[^=]|$))", before);
+    if (!assigned.empty())
+      a.variable = assigned.back();
+    else if (auto scanned = captures(R"(\bs?scanf[ \t]*\([^;]*&[ \t]*([A-Za-z_]\w*))", statement); !scanned.empty())
+      a.variable = scanned.front();
+    // Optional: the read is a branch of `argc ... ?`, or an `if` on argc holds it (its own statement,
+    // or the block the statement is in).
+    std::string compare = "\\b" + argc + R"([ \t]*(?:>|>=|==|!=)[ \t]*[0-9]+)";
+    a.optional = contains(compare + R"([ \t)]*\?)", statement) || contains(R"(\bif[ \t]*\([^;]*)" + compare, before);
+    if (!a.optional && from > 0 && body[from - 1] == '{') {
+      size_t open = from - 1;
+      std::string head = body.substr(open > 160 ? open - 160 : 0, std::min<size_t>(open, 160));
+      a.optional = contains(R"(\bif[ \t]*\([^;{}]*)" + compare + R"([^;{}]*\)[ \t\r\n]*$)", head);
+    }
+    // The value used without it: the ternary's other branch, or the variable's initial value.
+    auto ternary = support::Regex::compile(R"(\?([^:;]+):([^;]+)$)");
+    if (auto m = ternary ? ternary->findAll(statement, 1) : std::vector<support::RegexMatch>{}; !m.empty()) {
+      std::string yes = trimmed(m[0].groups[1]), no = trimmed(m[0].groups[2]);
+      a.fallback = yes.find(argv) == std::string::npos ? yes : no.find(argv) == std::string::npos ? no : "";
+    }
+    if (a.fallback.empty() && !a.variable.empty()) {
+      auto init = captures(R"(\b)" + a.variable + R"([ \t]*=[ \t]*([^;,=][^;,]*)[;,])", body.substr(0, from));
+      if (!init.empty() && init.front().find(argv) == std::string::npos)
+        a.fallback = trimmed(init.front());
+    }
+    while (a.fallback.size() > 1 && a.fallback.front() == '(' && a.fallback.back() == ')')
+      a.fallback = trimmed(a.fallback.substr(1, a.fallback.size() - 2));
+    // A seed: named like one, or handed to a generator's seeding.
+    const std::string seeding = R"((?:\bsrand(?:48)?|\.seed|\bseed\w*|\b(?:mt19937(?:_64)?|default_random_engine|)"
+                                R"(minstd_rand0?|ranlux\w*|knuth_b)[ \t]+\w+)[ \t]*[({][ \t]*(?:\([^()]*\)[ \t]*)?)";
+    bool seed = contains(R"((?i)seed)", a.variable) || contains(seeding + R"([^;]*\b)" + argv + R"([ \t]*\[)", statement) ||
+                (!a.variable.empty() && contains(seeding + "\\b" + a.variable + "\\b", body));
+    a.role = seed ? Argument::Role::Seed : a.variable.empty() ? Argument::Role::Unknown : Argument::Role::Parameter;
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 support::Expected<ProgramFacts> scanProgram(const std::string &program, const std::string &source,
@@ -255,6 +333,8 @@ support::Expected<ProgramFacts> scanProgram(const std::string &program, const st
   f.printsToStderr = contains(R"(\bf(?:printf|puts|putc|write)[ \t]*\([^;]*\b()" + targets + R"()\b)", source);
   f.printsToStdout = contains(R"(\b(?:printf|puts|putchar)[ \t]*\(|\bfprintf[ \t]*\([ \t]*stdout\b)", source);
   f.readsArguments = mainReadsArguments(source);
+  f.arguments = mainArguments(source);
+  f.singlePrecision = captures(R"(\b(float)\b)", source).size() > captures(R"(\b(double)\b)", source).size();
   const std::string tested = R"((?:#[ \t]*if(?:n?def)?[ \t]+!?[ \t]*|defined[ \t]*\(?[ \t]*))";
   for (const auto &d : captures(tested + R"((\w+_DATASET)\b)", all))
     if (std::find(f.datasets.begin(), f.datasets.end(), d) == f.datasets.end())

@@ -454,7 +454,7 @@ std::optional<std::string> weakValidation(const std::vector<double> &values, con
     return std::nullopt;
   double coarsest = *std::max_element(units.begin(), units.end());
   return fmt::format("weak validation: the outputs are printed with about {} significant digits (last printed place "
-                     "up to {:g}); hone allows one unit there, and a change of the results below the printed "
+                     "up to {:g}); hone allows at least one unit there, and a change of the results below the printed "
                      "precision cannot be caught. Print them with full precision (%.17g or %a) or write a binary "
                      "file ([output] source = \"file\")",
                      std::max(1, static_cast<int>(std::floor(std::log10(median))) + 1), coarsest);

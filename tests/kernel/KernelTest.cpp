@@ -666,6 +666,90 @@ TEST(Init, AProgramThatReadsItsArgumentsGetsSeedsAndStdout) {
   EXPECT_EQ(text->find("WEAK VALIDATION"), std::string::npos);
 }
 
+TEST(Init, WhatMainsArgumentsSetDecidesHowTheProgramRuns) {
+  // A size with a default (a ternary on argc): not a seed, run without it on fixed inputs.
+  auto size = mainArguments("int main(int argc, char **argv) {\n  int n = argc > 1 ? atoi(argv[1]) : 700;\n"
+                            "  double *a = malloc(n * n * 8);\n}\n");
+  ASSERT_EQ(size.size(), 1u);
+  EXPECT_EQ(size[0].index, 1);
+  EXPECT_EQ(size[0].variable, "n");
+  EXPECT_EQ(size[0].role, Argument::Role::Parameter);
+  EXPECT_TRUE(size[0].optional);
+  EXPECT_EQ(size[0].fallback, "700");
+  // An `if` on argc, its own statement or a block; the default is the variable's first value.
+  auto guarded = mainArguments("int main(int c, char *v[]) {\n  int steps = 50; long n = (1000);\n"
+                               "  if (c >= 2) steps = strtol(v[1], 0, 10);\n  if (c > 2) {\n"
+                               "    n = atol(v[2]);\n  }\n}\n");
+  ASSERT_EQ(guarded.size(), 2u);
+  EXPECT_EQ(guarded[0].variable, "steps");
+  EXPECT_TRUE(guarded[0].optional);
+  EXPECT_EQ(guarded[0].fallback, "50");
+  EXPECT_EQ(guarded[1].variable, "n");
+  EXPECT_TRUE(guarded[1].optional);
+  EXPECT_EQ(guarded[1].fallback, "1000");
+  // A required argument (the usage check returns before it) is not optional.
+  auto required = mainArguments("int main(int argc, char **argv) {\n  if (argc < 2) { puts(\"usage\"); return 1; }\n"
+                                "  int n = atoi(argv[1]);\n}\n");
+  ASSERT_EQ(required.size(), 1u);
+  EXPECT_FALSE(required[0].optional);
+  EXPECT_EQ(required[0].role, Argument::Role::Parameter);
+  // Seeds: by name, by srand, by an engine, by sscanf into a variable that seeds.
+  auto named = mainArguments("int main(int argc, char **argv) {\n  unsigned seed = atoi(argv[1]);\n}\n");
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(named[0].role, Argument::Role::Seed);
+  auto srandDirect = mainArguments("int main(int argc, char **argv) {\n  srand(atoi(argv[1]));\n}\n");
+  ASSERT_EQ(srandDirect.size(), 1u);
+  EXPECT_EQ(srandDirect[0].role, Argument::Role::Seed);
+  auto engine = mainArguments("int main(int argc, char **argv) {\n  int n = 100, s = 0;\n"
+                              "  if (argc > 1) n = std::stoi(argv[1]);\n  if (argc > 2) sscanf(argv[2], \"%d\", &s);\n"
+                              "  std::mt19937 gen((unsigned)s);\n}\n");
+  ASSERT_EQ(engine.size(), 2u);
+  EXPECT_EQ(engine[0].role, Argument::Role::Parameter);
+  EXPECT_EQ(engine[1].variable, "s");
+  EXPECT_EQ(engine[1].role, Argument::Role::Seed);
+  EXPECT_TRUE(mainArguments("int main(void) { return 0; }").empty());
+  EXPECT_TRUE(mainArguments("int main(int argc, char **argv) { return argc; }").empty());
+
+  auto load = [](const std::string &source) {
+    auto text = initManifest("prog.c", source, {});
+    EXPECT_TRUE(text) << (text ? "" : text.error().message);
+    auto m = parseManifest("/tmp/x/hone.toml", text ? *text : "");
+    EXPECT_TRUE(m) << (m ? "" : m.error().message);
+    return m ? *m : Manifest{};
+  };
+  const std::string print = "  printf(\"%.17g\\n\", 1.0);\n}\n";
+  Manifest sized = load("#include <stdio.h>\nint main(int argc, char **argv) {\n"
+                        "  int n = argc > 1 ? atoi(argv[1]) : 700;\n" + print);
+  EXPECT_EQ(sized.runCommand, "{exe}");
+  EXPECT_EQ(sized.seeds.size(), 1u);
+  Manifest seeded = load("#include <stdio.h>\nint main(int argc, char **argv) {\n"
+                         "  int n = argc > 1 ? atoi(argv[1]) : 700;\n  srand(argc > 2 ? atoi(argv[2]) : 1);\n" + print);
+  EXPECT_EQ(seeded.runCommand, "{exe} 700 {seed}");
+  EXPECT_EQ(seeded.seeds.size(), 3u);
+  Manifest unknown = load("#include <stdio.h>\nint main(int argc, char **argv) {\n  int n = atoi(argv[1]);\n" + print);
+  EXPECT_EQ(unknown.runCommand, "{exe} {seed}"); // hone cannot choose the size: the manifest says so
+  auto text = initManifest("prog.c", "#include <stdio.h>\nint main(int argc, char **argv) {\n  int n = atoi(argv[1]);\n" +
+                                         print, {});
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("does not look like a seed"), std::string::npos) << *text;
+}
+
+TEST(Init, SinglePrecisionProgramsGetAToleranceForReassociation) {
+  const std::string floats = "#include <stdio.h>\nfloat x[100];\nint main(void) {\n  float s = 0;\n"
+                             "  for (int i = 0; i < 100; i++) s += x[i];\n  printf(\"%.9g\\n\", s);\n}\n";
+  auto text = initManifest("prog.c", floats, {});
+  ASSERT_TRUE(text);
+  auto m = parseManifest("/tmp/x/hone.toml", *text);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_DOUBLE_EQ(m->output.rtol, 1e-5);
+  std::string doubles = floats;
+  for (size_t at; (at = doubles.find("float")) != std::string::npos;)
+    doubles.replace(at, 5, "double");
+  auto d = parseManifest("/tmp/x/hone.toml", *initManifest("prog.c", doubles, {}));
+  ASSERT_TRUE(d);
+  EXPECT_DOUBLE_EQ(d->output.rtol, 1e-8);
+}
+
 TEST(Init, EveryValueWrittenIsEscapedAndControlCharactersAreRefused) {
   // A name that would close the string and open a table of its own (issue 40, item 12).
   auto injected = initManifest("p\"]\n[build]\ncommand = \"touch PWNED\".c", "int main(void) { return 0; }\n", {});
