@@ -523,6 +523,8 @@ void addProfile(CLI::App &parent, Action &action) {
       std::cout << fmt::format("{}: profiled with {}\n", m->name, p.tools.empty() ? "nothing" : fmt::format("{}", fmt::join(p.tools, ", ")));
       for (const auto &s : p.skipped)
         std::cout << "  skipped: " << s << "\n";
+      for (const auto &s : p.notes)
+        std::cout << "  note: " << s << "\n";
       if (p.cachegrind) {
         std::cout << "\nhot lines (cachegrind):\n";
         double total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;

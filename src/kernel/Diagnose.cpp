@@ -140,10 +140,24 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
       } else {
         std::string out = dir + "/cachegrind.out.%p";
-        RunResult r = runOnce(m, v, b.exe, dir + "/cg-run", o.seed,
-                              {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
-                               "--cachegrind-out-file=" + out},
-                              {dir + "/cachegrind.out.*"}, true);
+        auto underValgrind = [&](const std::string &exe) {
+          return runOnce(m, v, exe, dir + "/cg-run", o.seed,
+                         {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
+                          "--cachegrind-out-file=" + out},
+                         {dir + "/cachegrind.out.*"}, true);
+        };
+        RunResult r = underValgrind(b.exe);
+        // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
+        // that has them: the run stops at the first one with SIGILL, and its profile would say that no
+        // line of the program runs. The same code without AVX-512 has the same lines and loops.
+        if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
+          BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
+          if (narrow.ok) {
+            r = underValgrind(narrow.exe);
+            p.notes.push_back("cachegrind: valgrind cannot run AVX-512 instructions; profiled the build with "
+                              "-mno-avx512f added (the same lines and loops, narrower vectors)");
+          }
+        }
         // The largest output is the program's (the shell's is tiny).
         std::string best;
         uintmax_t bestSize = 0;
@@ -292,6 +306,18 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
           so.argv = {"llvm-mca", "-bottleneck-analysis", input};
           so.timeoutS = 60;
           auto r = support::runSubprocess(so);
+          // The default CPU model has no AVX-512 (what `-march=native` emits on a machine that has it):
+          // the host's model, else the first with AVX-512 and a scheduling model in every LLVM since 6.
+          for (const char *cpu : {"native", "skylake-avx512"}) {
+            if (r.ok() || r.output.find("unsupported instruction") == std::string::npos)
+              break;
+            so.argv = {"llvm-mca", fmt::format("-mcpu={}", cpu), "-bottleneck-analysis", input};
+            r = support::runSubprocess(so);
+            if (r.ok())
+              p.notes.push_back(fmt::format("llvm-mca: the loop uses instructions its default CPU model lacks; "
+                                            "modelled as -mcpu={}",
+                                            cpu));
+          }
           auto parsed = r.ok() ? parseLlvmMca(r.output) : support::Expected<McaReport>(support::Error{r.describe()});
           if (parsed) {
             p.mca = *parsed;

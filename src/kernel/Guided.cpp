@@ -174,11 +174,18 @@ public:
       if (diagnosed && s.result.ok() && (improved || findings_.is_null())) {
         findings_ = s.feedback["findings"];
         const json &nests = s.result.profile.contains("nests") ? s.result.profile["nests"] : json();
-        heat_.clear();
+        std::map<std::string, double> heat;
+        double attributed = 0;
         if (nests.is_array())
           for (const auto &n : nests)
-            if (n.is_object() && n.contains("share") && n["share"].is_number())
-              heat_[support::textOf(n, "nest")] = n["share"].get<double>();
+            if (n.is_object() && n.contains("share") && n["share"].is_number()) {
+              heat[support::textOf(n, "nest")] = n["share"].get<double>();
+              attributed += n["share"].get<double>();
+            }
+        // A profile that puts none of the time in any nest (a profiler that could not run this build
+        // stops at once) says nothing about where the time goes: the old heat stands.
+        if (attributed > 0)
+          heat_ = std::move(heat);
       }
     }
     pending_.clear();

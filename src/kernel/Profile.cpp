@@ -649,6 +649,8 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
 nlohmann::json toJson(const KernelProfile &p) {
   using nlohmann::json;
   json j{{"schema", 1}, {"tools", p.tools}, {"skipped", p.skipped}, {"cores", p.cores}, {"gpu", p.gpu}};
+  if (!p.notes.empty())
+    j["notes"] = p.notes;
   auto costs = [](const std::vector<CostLine> &v, size_t n) {
     json a = json::array();
     for (size_t i = 0; i < v.size() && i < n; ++i) {

@@ -102,6 +102,7 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
 struct KernelProfile {
   std::vector<std::string> tools;       // that ran
   std::vector<std::string> skipped;     // "perf: hardware counters not supported", ...
+  std::vector<std::string> notes;       // how a tool was run differently from the timed build, and why
   std::optional<CachegrindData> cachegrind;
   std::vector<Remark> remarks;          // loop remarks of the project's own files
   std::optional<PerfStat> perf;

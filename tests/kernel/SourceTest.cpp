@@ -412,6 +412,71 @@ void bits(std::vector<bool> &b, int n) {
   EXPECT_FALSE(parallelism(onlyNest(p, 2), 0).legal);
 }
 
+TEST(Dependence, FieldsOfVariablesAreVariablesOfTheirOwn) {
+  Scratch s;
+  Program p = parseSource(s, R"(#include <vector>
+struct Grid {
+  int nx, ny;
+  std::vector<double> u, f;
+  double *raw;
+  double acc;
+  void relax(std::vector<double> &tmp) {
+    for (int i = 1; i < nx - 1; ++i)
+      for (int j = 1; j < ny - 1; ++j)
+        tmp[i * ny + j] = 0.25 * (u[(i - 1) * ny + j] + u[(i + 1) * ny + j] + f[i * ny + j]);
+  }
+};
+void sweep(Grid &g, std::vector<double> &tmp) {
+  for (int i = 1; i < g.nx - 1; ++i)
+    for (int j = 1; j < g.ny - 1; ++j)
+      tmp[i * g.ny + j] = 0.25 * (g.u[(i - 1) * g.ny + j] + g.u[(i + 1) * g.ny + j] + g.f[i * g.ny + j]);
+}
+void shift(Grid *g) {
+  for (int i = 1; i < g->nx; ++i)
+    g->raw[i] = g->raw[i - 1] * 0.5;
+}
+void total(Grid &g) {
+  for (int i = 0; i < g.nx; ++i)
+    g.acc += g.u[i];
+}
+struct Body { double x, y, vx, vy; };
+void forces(Body *b, int n) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      b[i].vx += b[j].x - b[i].x;
+      b[i].vy += b[j].y - b[i].y;
+    }
+}
+void copies(Body *b, int n) {
+  for (int i = 1; i < n; ++i)
+    b[i] = b[i - 1];
+}
+)",
+                          {"-std=c++17"}, "k.cpp");
+  ASSERT_EQ(p.files.size(), 1u);
+  ASSERT_EQ(p.files[0].nests.size(), 6u);
+  // In a method (implicit this) and from a reference: rows are independent, the sweep is parallel.
+  for (size_t i : {0u, 1u}) {
+    const Nest &n = onlyNest(p, i);
+    Parallelism par = parallelism(n, loopWithVar(n, "i"));
+    EXPECT_TRUE(par.legal) << i << ": " << par.why;
+  }
+  // A pointer field through `->`: the recurrence on it is found.
+  EXPECT_FALSE(parallelism(onlyNest(p, 2), 0).legal);
+  // A field accumulated in the loop: no clause can name it, so no proof.
+  Parallelism acc = parallelism(onlyNest(p, 3), 0);
+  EXPECT_FALSE(acc.legal);
+  EXPECT_NE(acc.why.find("g.acc"), std::string::npos) << acc.why;
+  // Fields of an array's elements (structures of arrays written as arrays of structures): the
+  // velocities written, the positions read, by field: the bodies are independent over i, not over j.
+  const Nest &forces = onlyNest(p, 4);
+  Parallelism fi = parallelism(forces, loopWithVar(forces, "i"));
+  EXPECT_TRUE(fi.legal) << fi.why;
+  EXPECT_FALSE(parallelism(forces, loopWithVar(forces, "j")).legal);
+  // A whole element copied: memory hone cannot follow, no proof.
+  EXPECT_FALSE(parallelism(onlyNest(p, 5), 0).legal);
+}
+
 namespace {
 
 /// Builds and runs a program; its stdout, or "" when it does not build.

@@ -317,6 +317,11 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
     auto local = n.locals.find(name);
     if (local != n.locals.end() && inside(n, local->second, loop))
       continue; // declared in the body: each iteration's own
+    if (name.find('.') != std::string::npos) { // a field: no OpenMP clause can name it
+      out.why = fmt::format("the field {} is written in the loop (line {}), and no OpenMP clause can privatise a field",
+                            name, list.front()->line);
+      return out;
+    }
     char op = 0;
     bool reduction = std::all_of(list.begin(), list.end(), [&](const Access *a) {
       char o = a->updateOp == '-' ? '+' : a->updateOp;

@@ -404,8 +404,27 @@ private:
     a.write = m != Mode::Read;
   }
 
-  /// A variable of the program (not a function or a constant), by the name the nest uses.
-  static bool variableRef(CXCursor c, std::string *name, CXType *type) {
+  /// A variable of the program (not a function or a constant), by the name the nest uses. A field
+  /// reached from a variable (`g.u`, `p->n`, `s.a.b`, a member `u` or `this->u` in a method) is a
+  /// variable named by its path (`g.u`, `p.n`, `s.a.b`, `this.u`): distinct fields never share storage,
+  /// and, as for two pointer parameters, two paths are taken to name different objects.
+  static bool variableRef(CXCursor c, std::string *name, CXType *type, int depth = 0) {
+    if (clang_getCursorKind(c) == CXCursor_MemberRefExpr) {
+      CXCursor field = clang_getCursorReferenced(c);
+      if (clang_getCursorKind(field) != CXCursor_FieldDecl || depth > 16)
+        return false; // a method, or a path too long to be a variable's
+      auto kids = childrenOf(c);
+      std::string base = "this";
+      if (!kids.empty()) {
+        CXCursor b = strip(kids[0]);
+        CXType bt;
+        if (clang_getCursorKind(b) != CXCursor_CXXThisExpr && !variableRef(b, &base, &bt, depth + 1))
+          return false;
+      }
+      *name = base + "." + str(clang_getCursorSpelling(field));
+      *type = clang_getCanonicalType(clang_getCursorType(field));
+      return true;
+    }
     if (clang_getCursorKind(c) != CXCursor_DeclRefExpr)
       return false;
     CXCursor d = clang_getCursorReferenced(c);
@@ -739,6 +758,41 @@ private:
     return false;
   }
 
+  /// `p[i].x` (a field of an array's element, the array a variable): an array of its own named
+  /// `p[].x`, with the element's subscripts; distinct fields of the elements never share storage.
+  /// False when `c` is something else.
+  bool arrayField(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
+    CXCursor field = clang_getCursorReferenced(c);
+    auto kids = childrenOf(c);
+    if (clang_getCursorKind(field) != CXCursor_FieldDecl || kids.size() != 1)
+      return false;
+    std::vector<CXCursor> indices;
+    CXCursor cur = strip(kids[0]);
+    for (int guard = 0; guard < 32 && clang_getCursorKind(cur) == CXCursor_ArraySubscriptExpr; ++guard) {
+      auto ab = childrenOf(cur);
+      if (ab.size() != 2)
+        return false;
+      indices.insert(indices.begin(), ab[1]);
+      cur = strip(ab[0]);
+    }
+    std::string name;
+    CXType type;
+    if (indices.empty() || !variableRef(cur, &name, &type))
+      return false;
+    CXType ft = clang_getCanonicalType(clang_getCursorType(field));
+    Access a;
+    setMode(a, mode);
+    a.base = name + "[]." + str(clang_getCursorSpelling(field));
+    // A field that is itself an array or a structure is used past what this access names.
+    a.indirect = ft.kind == CXType_ConstantArray || ft.kind == CXType_Record;
+    for (CXCursor ix : indices)
+      subscript(a, ix, loop);
+    record(std::move(a), c, loop);
+    for (CXCursor ix : indices)
+      expr(ix, Mode::Read, loop, depth + 1, skip);
+    return true;
+  }
+
   /// `v[i][j]` on standard containers (operator[] calls), recorded as the array access it is; false
   /// when the object is something else.
   bool containerElement(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
@@ -868,7 +922,10 @@ private:
       }
       Access a;
       setMode(a, mode);
-      if (variableRef(cur, &name, &type)) {
+      // A whole structure element (copied, passed on): it overlaps every field access `p[].x` of its
+      // array, which the test compares by field, so it counts as memory hone cannot follow.
+      bool whole = clang_getCanonicalType(clang_getCursorType(c)).kind == CXType_Record;
+      if (!whole && variableRef(cur, &name, &type)) {
         a.base = name;
       } else {
         a.base = "*";
@@ -895,6 +952,20 @@ private:
       }
       return;
     case CXCursor_MemberRefExpr:
+      if (variableRef(c, &name, &type)) { // a field of a variable: a variable of its own
+        if (name == skip)
+          return;
+        Access a;
+        a.base = name;
+        setMode(a, mode);
+        if (type.kind == CXType_ConstantArray || type.kind == CXType_IncompleteArray ||
+            type.kind == CXType_VariableArray)
+          a.indirect = true;
+        record(std::move(a), c, loop);
+        return;
+      }
+      if (arrayField(c, mode, loop, depth, skip))
+        return;
       recordIndirect(c, mode, loop);
       return all(Mode::Read);
     case CXCursor_CallExpr: {
@@ -963,6 +1034,33 @@ void distrustLayouts(Nest &n) {
 
 /// Every top-level `for` in a function body (loops inside other loops belong to those; libclang shows
 /// nothing under an OpenMP directive, whose body is a captured statement).
+/// The functions defined in `c`: at file scope, in namespaces and `extern "C"` blocks, and the
+/// methods, constructors and templates defined inside classes.
+void functionsIn(CXCursor c, std::vector<CXCursor> &out, int depth) {
+  if (depth > kMaxDepth)
+    return;
+  for (CXCursor kid : childrenOf(c)) {
+    switch (clang_getCursorKind(kid)) {
+    case CXCursor_FunctionDecl:
+    case CXCursor_CXXMethod:
+    case CXCursor_FunctionTemplate:
+    case CXCursor_Constructor:
+    case CXCursor_Destructor:
+      out.push_back(kid);
+      break;
+    case CXCursor_Namespace:
+    case CXCursor_LinkageSpec:
+    case CXCursor_StructDecl:
+    case CXCursor_ClassDecl:
+    case CXCursor_ClassTemplate:
+    case CXCursor_UnionDecl:
+      functionsIn(kid, out, depth + 1);
+      break;
+    default: break;
+    }
+  }
+}
+
 void findLoops(CXCursor c, std::vector<CXCursor> &out, int depth) {
   if (depth > kMaxDepth)
     return;
@@ -1095,10 +1193,10 @@ support::Expected<Program> analyze(const std::vector<std::pair<std::string, std:
       }
       clang_disposeTokens(tu, t, count);
     }
-    for (CXCursor top : childrenOf(clang_getTranslationUnitCursor(tu))) {
-      CXCursorKind k = clang_getCursorKind(top);
-      if ((k != CXCursor_FunctionDecl && k != CXCursor_CXXMethod && k != CXCursor_FunctionTemplate) ||
-          !clang_isCursorDefinition(top) || !clang_Location_isFromMainFile(clang_getCursorLocation(top)))
+    std::vector<CXCursor> functions;
+    functionsIn(clang_getTranslationUnitCursor(tu), functions, 0);
+    for (CXCursor top : functions) {
+      if (!clang_isCursorDefinition(top) || !clang_Location_isFromMainFile(clang_getCursorLocation(top)))
         continue;
       std::string function = str(clang_getCursorSpelling(top));
       std::vector<CXCursor> loops;
