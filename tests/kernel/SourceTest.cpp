@@ -4,8 +4,11 @@
 // stencils that are and are not fully permutable, reductions, temporaries,
 // indirect subscripts, calls), and rewritten programs that compile and print
 // what the original prints.
+#include "kernel/Diagnose.h"
 #include "kernel/Evaluator.h"
+#include "kernel/KernelDomain.h"
 #include "kernel/Manifest.h"
+#include "engine/Engine.h"
 #include "kernel/Runner.h"
 #include "kernel/SourceKnobs.h"
 #include "kernel/source/Dependence.h"
@@ -857,6 +860,60 @@ TEST(SourceKnobs, NestHeatSumsEachNestsLinesHottestFirst) {
   EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 0.7);
   EXPECT_EQ(heat[1]["nest"], "k.c:5");
   EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 0.1);
+}
+
+TEST(SourceKnobs, AProfileThatSeesNoNestLeavesTheGuidedAgentItsHeat) {
+  // A best whose profile attributes nothing to any nest (valgrind stopped at an instruction it cannot
+  // decode) must not make every nest look cold: the agent keeps transforming the hot one.
+  Scratch s;
+  s.write("k.c", "#include <stdio.h>\n#define N 4000\ndouble a[N], b[N];\nint main(void) {\n"
+                 "  for (int i = 0; i < N; i++) a[i] = i * 0.5;\n"
+                 "  for (int i = 0; i < N; i++) b[i] = a[i] * 2.0;\n"
+                 "  printf(\"%.17g\\n\", b[7]);\n}\n");
+  s.write("hone.toml", "[project]\nname = \"heat\"\nsources = [\"k.c\"]\n[build]\ncommand = \"cc {cflags} {defines} "
+                       "{sources} -o {out}\"\nflags = \"-O1\"\n[run]\ncommand = \"{exe}\"\nseeds = [1]\n"
+                       "[[knob]]\nname = \"flags\"\nkind = \"flags\"\nvalues = [\"\", \"-O2\", \"-O3\"]\n");
+  auto m = hone::kernel::loadManifest(s.dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_TRUE(hone::kernel::addSourceKnobs(*m));
+  ASSERT_TRUE(m->knobs.size() > 1 && std::any_of(m->knobs.begin(), m->knobs.end(), [](const auto &k) {
+                return k.name == "k.c:6.parallel";
+              }));
+  auto catalogue = hone::kernel::loadCatalogue();
+  ASSERT_TRUE(catalogue);
+  auto agent = hone::kernel::makeGuidedKernelAgent(
+      *m, *catalogue, hone::kernel::renderVariant({hone::kernel::defaultValues(*m), {}}), "the start");
+  auto step = [](const hone::engine::Candidate &c, double score, double hot, double cold) {
+    hone::engine::Step st;
+    st.candidate = c;
+    st.result.score = score;
+    st.result.metrics = {{"time_s", 1.0 / score}, {"ci95_s", 0.0}};
+    st.result.profile = {{"bottlenecks", json::array()},
+                         {"nests", json::array({json{{"nest", "k.c:6"}, {"share", hot}},
+                                                json{{"nest", "k.c:5"}, {"share", cold}}})}};
+    st.feedback = {{"findings", json::array()}};
+    return st;
+  };
+  auto first = agent->propose(1);
+  ASSERT_EQ(first.size(), 1u);
+  agent->notify({step(first[0], 1.0, 0.9, 0.01)});
+  // Every edit from the start: the flags edits win twice over, and their profile sees no nest.
+  auto edits = agent->propose(64);
+  std::vector<hone::engine::Step> steps;
+  for (const auto &c : edits) {
+    auto v = hone::kernel::parseVariant(*m, c.artifact);
+    ASSERT_TRUE(v);
+    bool flags = v->knobs.at("flags") != "";
+    steps.push_back(step(c, flags ? 2.0 : 0.5, flags ? 0.0 : 0.9, 0.0));
+  }
+  agent->notify(steps);
+  bool hotNest = false;
+  for (const auto &c : agent->propose(64)) {
+    auto v = hone::kernel::parseVariant(*m, c.artifact);
+    ASSERT_TRUE(v);
+    hotNest = hotNest || (v->knobs.at("flags") != "" && v->knobs.at("k.c:6.parallel") == "on");
+  }
+  EXPECT_TRUE(hotNest) << "the hot nest is transformed on top of the new best";
 }
 
 TEST(SourceKnobs, FlagsAndHonesOwnRewritesLeaveTheTimerAlone) {
