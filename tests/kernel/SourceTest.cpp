@@ -169,8 +169,9 @@ TEST(Dependence, MatmulIsParallelOverRowsAndColumnsNotOverTheSum) {
   Parallelism k = parallelism(n, loopWithVar(n, "k"));
   EXPECT_FALSE(k.legal);
   EXPECT_NE(k.why.find("C[i][j]"), std::string::npos) << k.why;
-  // Parallel over i: the inner loops' variables are private.
+  // Parallel over i: the inner loops' variables are private; a rectangle needs no schedule.
   EXPECT_EQ(parallelism(n, 0).clauses(), " private(j, k)");
+  EXPECT_EQ(parallelism(n, 0).forClauses(), " private(j, k)");
   std::string why;
   auto band = n.band();
   for (std::vector<int> order : {std::vector<int>{0, 1, 2}, {0, 2, 1}, {2, 1, 0}, {1, 2, 0}})
@@ -415,6 +416,58 @@ void bits(std::vector<bool> &b, int n) {
   EXPECT_FALSE(parallelism(onlyNest(p, 2), 0).legal);
 }
 
+TEST(Dependence, TheBoundsSeparateATriangleFromItsMirror) {
+  Scratch s;
+  Program p = parseSource(s, R"(#define M 100
+double c[M][M], d[M][M];
+void strict(int m, int n) {
+  for (int i = 0; i < m - 1; i++) {
+    c[i][i] = 1.0;
+    for (int j = i + 1; j < m; j++) {
+      c[i][j] = 0.0;
+      for (int k = 0; k < n; k++)
+        c[i][j] += d[k][i] * d[k][j];
+      c[j][i] = c[i][j];
+    }
+  }
+}
+void diagonal(void) {
+  for (int i = 0; i < M; i++)
+    for (int j = i; j < M; j++) {
+      c[i][j] = d[i][j];
+      c[j][i] = c[i][j];
+    }
+}
+void square(void) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < M; j++)
+      c[i][j] = c[j][i] + 1.0;
+}
+void shifted(void) {
+  for (int i = 0; i < M - 1; i++)
+    for (int j = i; j < M; j++)
+      c[i][j] = c[i + 1][j] + 1.0;
+}
+)");
+  ASSERT_EQ(p.files.size(), 1u);
+  ASSERT_EQ(p.files[0].nests.size(), 4u);
+  // Row i's upper triangle and column i's lower one belong to iteration i alone.
+  Parallelism strict = parallelism(onlyNest(p, 0), 0);
+  EXPECT_TRUE(strict.legal) << strict.why;
+  // Its rows shrink: dealt out one at a time, not in blocks.
+  EXPECT_EQ(strict.schedule, "static, 1");
+  EXPECT_NE(strict.forClauses().find(" schedule(static, 1)"), std::string::npos) << strict.forClauses();
+  EXPECT_EQ(strict.clauses().find("schedule"), std::string::npos);
+  Parallelism diagonal = parallelism(onlyNest(p, 1), 0);
+  EXPECT_TRUE(diagonal.legal) << diagonal.why;
+  // Over the whole square, iteration i reads what iteration j writes: no bound separates them.
+  Parallelism square = parallelism(onlyNest(p, 2), 0);
+  EXPECT_FALSE(square.legal);
+  EXPECT_NE(square.why.find("touch the same element"), std::string::npos) << square.why;
+  // Row i + 1 from column i + 1 on is the next iteration's: a dependence the bounds allow.
+  EXPECT_FALSE(parallelism(onlyNest(p, 3), 0).legal);
+}
+
 TEST(Dependence, FieldsOfVariablesAreVariablesOfTheirOwn) {
   Scratch s;
   Program p = parseSource(s, R"(#include <vector>
@@ -454,10 +507,15 @@ void copies(Body *b, int n) {
   for (int i = 1; i < n; ++i)
     b[i] = b[i - 1];
 }
+union Pun { double d[64]; long bits[64]; };
+void pun(Pun &u, int n) {
+  for (int i = 1; i < n; ++i)
+    u.d[i] = u.bits[i - 1] * 0.5;
+}
 )",
                           {"-std=c++17"}, "k.cpp");
   ASSERT_EQ(p.files.size(), 1u);
-  ASSERT_EQ(p.files[0].nests.size(), 6u);
+  ASSERT_EQ(p.files[0].nests.size(), 7u);
   // In a method (implicit this) and from a reference: rows are independent, the sweep is parallel.
   for (size_t i : {0u, 1u}) {
     const Nest &n = onlyNest(p, i);
@@ -478,6 +536,8 @@ void copies(Body *b, int n) {
   EXPECT_FALSE(parallelism(forces, loopWithVar(forces, "j")).legal);
   // A whole element copied: memory hone cannot follow, no proof.
   EXPECT_FALSE(parallelism(onlyNest(p, 5), 0).legal);
+  // A union's members share storage: u.d[i] and u.bits[i - 1] are the same memory, a recurrence.
+  EXPECT_FALSE(parallelism(onlyNest(p, 6), 0).legal);
 }
 
 namespace {

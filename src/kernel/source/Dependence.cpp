@@ -137,6 +137,169 @@ PairDeps testPair(const Nest &n, const Access &a, const Access &b, const std::se
   return out;
 }
 
+/// A linear inequality over named integer variables: sum(terms) + constant >= 0.
+struct Ineq {
+  std::map<std::string, int64_t> terms;
+  int64_t constant = 0;
+};
+
+/// Whether the system has no rational solution, by Fourier-Motzkin elimination, each derived
+/// inequality divided by the gcd of its coefficients with the constant rounded down (sound for
+/// integer points: an infeasible result is a proof). false also when the system grows past a bound
+/// or a coefficient past 2^40 (unknown: a dependence is assumed).
+bool infeasible(std::vector<Ineq> sys) {
+  constexpr size_t kMaxRows = 512;
+  constexpr int64_t kMaxCoefficient = int64_t{1} << 40;
+  auto normalise = [](Ineq &q) {
+    for (auto it = q.terms.begin(); it != q.terms.end();)
+      it = it->second == 0 ? q.terms.erase(it) : std::next(it);
+    int64_t g = 0;
+    for (const auto &[v, c] : q.terms)
+      g = std::gcd(g, c < 0 ? -c : c);
+    if (g > 1) {
+      for (auto &[v, c] : q.terms)
+        c /= g;
+      q.constant = q.constant >= 0 ? q.constant / g : -((-q.constant + g - 1) / g); // floor
+    }
+  };
+  for (auto &q : sys)
+    normalise(q);
+  for (int round = 0; round < 64; ++round) {
+    for (const auto &q : sys)
+      if (q.terms.empty() && q.constant < 0)
+        return true;
+    // The variable whose elimination makes the fewest new rows.
+    std::map<std::string, std::pair<size_t, size_t>> counts;
+    for (const auto &q : sys)
+      for (const auto &[v, c] : q.terms)
+        (c > 0 ? counts[v].first : counts[v].second)++;
+    if (counts.empty())
+      return false;
+    auto pick = std::min_element(counts.begin(), counts.end(), [](const auto &x, const auto &y) {
+      return x.second.first * x.second.second < y.second.first * y.second.second;
+    });
+    std::string v = pick->first;
+    std::vector<Ineq> next, pos, neg;
+    for (auto &q : sys) {
+      int64_t c = q.terms.count(v) ? q.terms.at(v) : 0;
+      (c > 0 ? pos : c < 0 ? neg : next).push_back(std::move(q));
+    }
+    for (const auto &p : pos)
+      for (const auto &q : neg) {
+        __int128 cp = p.terms.at(v), cq = -q.terms.at(v);
+        Ineq r;
+        std::set<std::string> vars;
+        for (const auto &[x, c] : p.terms)
+          vars.insert(x);
+        for (const auto &[x, c] : q.terms)
+          vars.insert(x);
+        for (const auto &x : vars) {
+          if (x == v)
+            continue;
+          __int128 value = cq * (p.terms.count(x) ? p.terms.at(x) : 0) + cp * (q.terms.count(x) ? q.terms.at(x) : 0);
+          if (value > kMaxCoefficient || value < -kMaxCoefficient)
+            return false;
+          r.terms[x] = static_cast<int64_t>(value);
+        }
+        __int128 k = cq * p.constant + cp * q.constant;
+        if (k > kMaxCoefficient || k < -kMaxCoefficient)
+          return false;
+        r.constant = static_cast<int64_t>(k);
+        normalise(r);
+        next.push_back(std::move(r));
+        if (next.size() > kMaxRows)
+          return false;
+      }
+    sys = std::move(next);
+  }
+  return false;
+}
+
+/// Whether the loop bounds prove that no iteration of loop `carrier` touches an element another
+/// iteration of it touches through accesses `a` and `b` (the loops in `outer` held equal): the
+/// subscript equations, both iterations' bounds and "one iteration before the other" have no
+/// solution. What the strong SIV and GCD tests cannot see: triangular nests (`a[i][j]` and `a[j][i]`
+/// with j > i are never the same element in two iterations of i).
+bool boundsSeparate(const Nest &n, const Access &a, const Access &b, int carrier, const std::vector<int> &outer,
+                    const std::set<std::string> &written) {
+  if (a.subscripts.size() != b.subscripts.size() || a.layout != b.layout)
+    return false;
+  for (const auto &dim : a.layout)
+    if (written.count(dim.substr(dim.find(':') + 1)))
+      return false;
+  std::vector<Ineq> sys;
+  // A name as a variable of the system: one side's loop variable, or an invariant shared by both.
+  auto rename = [&](const Access &acc, const std::string &side, const std::string &name, std::string *out) {
+    if (loopOf(n, acc, name) >= 0) {
+      *out = side + name;
+      return true;
+    }
+    if (written.count(name))
+      return false; // changed by the nest: not an invariant
+    *out = name;
+    return true;
+  };
+  auto add = [&](const Access &acc, const std::string &side, const Affine &f, int64_t sign, Ineq &q) {
+    for (const auto &[name, c] : f.terms) {
+      std::string v;
+      if (!rename(acc, side, name, &v))
+        return false;
+      q.terms[v] += sign * c;
+    }
+    q.constant += sign * f.constant;
+    return true;
+  };
+  for (const auto &[acc, side] : {std::pair<const Access *, std::string>{&a, "a:"}, {&b, "b:"}})
+    for (int l : enclosing(n, acc->loop)) {
+      const Loop &L = n.loops[static_cast<size_t>(l)];
+      if (L.var.empty() || !L.canonical || L.step <= 0)
+        continue; // unbounded here: fewer constraints, never a wrong proof
+      if (L.lowerAffine) { // var - lower >= 0
+        Ineq q;
+        q.terms[side + L.var] = 1;
+        if (add(*acc, side, *L.lowerAffine, -1, q))
+          sys.push_back(std::move(q));
+      }
+      if (L.upperAffine) { // upper - 1 - var >= 0
+        Ineq q;
+        q.terms[side + L.var] = -1;
+        q.constant = -1;
+        if (add(*acc, side, *L.upperAffine, 1, q))
+          sys.push_back(std::move(q));
+      }
+    }
+  for (size_t d = 0; d < a.subscripts.size(); ++d) {
+    if (!a.subscripts[d] || !b.subscripts[d])
+      continue;
+    Ineq q;
+    if (!add(a, "a:", *a.subscripts[d], 1, q) || !add(b, "b:", *b.subscripts[d], -1, q))
+      continue;
+    Ineq r;
+    for (const auto &[v, c] : q.terms)
+      r.terms[v] = -c;
+    r.constant = -q.constant;
+    sys.push_back(std::move(q));
+    sys.push_back(std::move(r));
+  }
+  for (int l : outer) {
+    const std::string &var = n.loops[static_cast<size_t>(l)].var;
+    if (var.empty())
+      return false;
+    sys.push_back({{{"a:" + var, 1}, {"b:" + var, -1}}, 0});
+    sys.push_back({{{"a:" + var, -1}, {"b:" + var, 1}}, 0});
+  }
+  const std::string &var = n.loops[static_cast<size_t>(carrier)].var;
+  if (var.empty())
+    return false;
+  for (int64_t sign : {1, -1}) { // a's iteration after b's, then before
+    std::vector<Ineq> directed = sys;
+    directed.push_back({{{"a:" + var, sign}, {"b:" + var, -sign}}, -1});
+    if (!infeasible(std::move(directed)))
+      return false;
+  }
+  return true;
+}
+
 std::string where(const Access &a) {
   std::string subs;
   for (const auto &s : a.subscripts)
@@ -257,6 +420,10 @@ std::string Parallelism::clauses() const {
   return out;
 }
 
+std::string Parallelism::forClauses() const {
+  return schedule.empty() ? clauses() : clauses() + " schedule(" + schedule + ")";
+}
+
 Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEqual) {
   Parallelism out;
   const Loop &L = n.loops[static_cast<size_t>(loop)];
@@ -347,11 +514,12 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
   if (outerEqual)
     outer = *outerEqual;
   std::string why;
+  auto written = writtenScalars(n);
   bool ok = eachPair(n, loop, [&](const Access &a, const Access &b, const PairDeps &p) {
     for (int l : outer)
       if (!(p.at(l) & kEq))
         return true;
-    if (p.at(loop) & (kLt | kGt)) {
+    if ((p.at(loop) & (kLt | kGt)) && !boundsSeparate(n, a, b, loop, outer, written)) {
       why = a.order == b.order ? fmt::format("{} is written by several iterations", where(a))
                                : fmt::format("{} and {} touch the same element in different iterations", where(a),
                                              where(b));
@@ -366,6 +534,13 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
     out.reductions.clear();
     return out;
   }
+  // Inner loops whose bounds use this loop's variable (a triangle) give its iterations unequal work:
+  // a static block would give one thread most of it; dealt out one at a time, each gets a fair share.
+  for (size_t l = 0; l < n.loops.size(); ++l)
+    if (static_cast<int>(l) != loop && inside(n, static_cast<int>(l), loop) && n.loops[l].boundNames.count(L.var)) {
+      out.schedule = "static, 1";
+      break;
+    }
   out.legal = true;
   return out;
 }

@@ -30,7 +30,9 @@ struct Parallelism {
   std::vector<std::string> lastprivates; // the same, read after the loop
   std::vector<std::pair<char, std::string>> reductions; // (op, scalar)
   std::string why; // when not legal: the first reason
-  std::string clauses() const; // " private(j) reduction(+:s)"
+  std::string schedule; // "static, 1" for a triangle (inner bounds that use the loop's variable), else ""
+  std::string clauses() const;    // " private(j) reduction(+:s)": what `omp simd` takes too
+  std::string forClauses() const; // the same and the schedule: for `omp parallel for`
 };
 
 /// Can `loop`'s iterations run in any order, the loops enclosing it each at one iteration? With

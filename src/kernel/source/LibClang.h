@@ -18,13 +18,14 @@ namespace hone::kernel::source {
   X(clang_EvalResult_getKind) X(clang_Location_isFromMainFile) X(clang_createIndex) X(clang_disposeDiagnostic)         \
   X(clang_disposeIndex) X(clang_disposeString) X(clang_disposeTokens) X(clang_disposeTranslationUnit)                  \
   X(clang_formatDiagnostic) X(clang_getCString) X(clang_getCanonicalType) X(clang_getCursorExtent)                     \
-  X(clang_getCursorKind) X(clang_getCursorLocation) X(clang_getCursorReferenced) X(clang_getCursorSpelling)            \
-  X(clang_getCursorType) X(clang_getDiagnostic) X(clang_getDiagnosticSeverity) X(clang_getExpansionLocation)           \
-  X(clang_getFile) X(clang_getFileLocation) X(clang_getLocationForOffset) X(clang_getNullCursor)                       \
-  X(clang_getNumDiagnostics) X(clang_getPointeeType) X(clang_getRange) X(clang_getRangeEnd) X(clang_getRangeStart)     \
-  X(clang_getSpellingLocation) X(clang_getTokenExtent) X(clang_getTokenKind) X(clang_getTokenSpelling)                 \
-  X(clang_getTranslationUnitCursor) X(clang_getTypeSpelling) X(clang_isCursorDefinition) X(clang_isExpression)         \
-  X(clang_isStatement) X(clang_parseTranslationUnit2) X(clang_tokenize) X(clang_visitChildren)
+  X(clang_getCursorKind) X(clang_getCursorLocation) X(clang_getCursorReferenced) X(clang_getCursorSemanticParent)      \
+  X(clang_getCursorSpelling) X(clang_getCursorType) X(clang_getDiagnostic) X(clang_getDiagnosticSeverity)              \
+  X(clang_getExpansionLocation) X(clang_getFile) X(clang_getFileLocation) X(clang_getLocationForOffset)                \
+  X(clang_getNullCursor) X(clang_getNumDiagnostics) X(clang_getPointeeType) X(clang_getRange) X(clang_getRangeEnd)     \
+  X(clang_getRangeStart) X(clang_getSpellingLocation) X(clang_getTokenExtent) X(clang_getTokenKind)                    \
+  X(clang_getTokenSpelling) X(clang_getTranslationUnitCursor) X(clang_getTypeSpelling) X(clang_isCursorDefinition)     \
+  X(clang_isExpression) X(clang_isStatement) X(clang_parseTranslationUnit2) X(clang_tokenize)                          \
+  X(clang_visitChildren)
 
 /// The loaded library's entry points.
 struct LibClang {

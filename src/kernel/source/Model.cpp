@@ -411,8 +411,9 @@ private:
   static bool variableRef(CXCursor c, std::string *name, CXType *type, int depth = 0) {
     if (clang_getCursorKind(c) == CXCursor_MemberRefExpr) {
       CXCursor field = clang_getCursorReferenced(c);
-      if (clang_getCursorKind(field) != CXCursor_FieldDecl || depth > 16)
-        return false; // a method, or a path too long to be a variable's
+      if (clang_getCursorKind(field) != CXCursor_FieldDecl || depth > 16 ||
+          clang_getCursorKind(clang_getCursorSemanticParent(field)) == CXCursor_UnionDecl)
+        return false; // a method, a union's member (they share storage), or a path too long
       auto kids = childrenOf(c);
       std::string base = "this";
       if (!kids.empty()) {
@@ -764,7 +765,8 @@ private:
   bool arrayField(CXCursor c, Mode mode, int loop, int depth, const std::string &skip) {
     CXCursor field = clang_getCursorReferenced(c);
     auto kids = childrenOf(c);
-    if (clang_getCursorKind(field) != CXCursor_FieldDecl || kids.size() != 1)
+    if (clang_getCursorKind(field) != CXCursor_FieldDecl || kids.size() != 1 ||
+        clang_getCursorKind(clang_getCursorSemanticParent(field)) == CXCursor_UnionDecl)
       return false;
     std::vector<CXCursor> indices;
     CXCursor cur = strip(kids[0]);
@@ -1032,8 +1034,6 @@ void distrustLayouts(Nest &n) {
           d.reset();
 }
 
-/// Every top-level `for` in a function body (loops inside other loops belong to those; libclang shows
-/// nothing under an OpenMP directive, whose body is a captured statement).
 /// The functions defined in `c`: at file scope, in namespaces and `extern "C"` blocks, and the
 /// methods, constructors and templates defined inside classes.
 void functionsIn(CXCursor c, std::vector<CXCursor> &out, int depth) {
@@ -1061,6 +1061,8 @@ void functionsIn(CXCursor c, std::vector<CXCursor> &out, int depth) {
   }
 }
 
+/// Every top-level `for` in a function body (loops inside other loops belong to those; libclang shows
+/// nothing under an OpenMP directive, whose body is a captured statement).
 void findLoops(CXCursor c, std::vector<CXCursor> &out, int depth) {
   if (depth > kMaxDepth)
     return;

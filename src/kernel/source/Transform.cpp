@@ -98,7 +98,7 @@ Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHe
     if (targets.empty() && n.loops[static_cast<size_t>(from)].step > 0)
       targets.push_back({from, forced(n, from)});
     for (auto &[l, p] : targets) {
-      out.at[l].push_back("#pragma omp parallel for" + p.clauses());
+      out.at[l].push_back("#pragma omp parallel for" + p.forClauses());
       parallelLoops.insert(l);
     }
   }
@@ -119,7 +119,7 @@ Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHe
   for (auto &[l, p] : simd) {
     auto &lines = out.at[l];
     if (parallelLoops.count(l))
-      lines.back() = "#pragma omp parallel for simd" + p.clauses();
+      lines.back() = "#pragma omp parallel for simd" + p.forClauses();
     else
       lines.push_back("#pragma omp simd" + p.clauses());
   }
@@ -202,7 +202,7 @@ support::Expected<std::string> restructure(const Nest &n, const std::string &tex
       if (!L.declaresVar && std::find(p.privates.begin(), p.privates.end(), L.var) == p.privates.end())
         p.privates.push_back(L.var);
     }
-    line("#pragma omp parallel for" + p.clauses());
+    line("#pragma omp parallel for" + p.forClauses());
   }
   auto typeOf = [](const Loop &L) { return L.declaresVar ? L.varType : "__typeof__(" + L.var + ")"; };
   if (c.tile > 0) {
@@ -358,7 +358,7 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
     if (n.loops.front().step > 0 || !targets.empty()) {
       std::vector<std::string> where;
       for (const auto &[l, p] : targets)
-        where.push_back(fmt::format("line {}{}", n.loops[static_cast<size_t>(l)].line, p.clauses()));
+        where.push_back(fmt::format("line {}{}", n.loops[static_cast<size_t>(l)].line, p.forClauses()));
       auto *k = knob(Action::Parallel, {"off", "on"},
                      targets.empty() ? "OpenMP parallel for on the nest's outer loop (not proven legal)"
                                      : fmt::format("OpenMP parallel for on {}", fmt::join(where, "; ")));
