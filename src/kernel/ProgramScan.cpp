@@ -302,7 +302,8 @@ std::vector<Argument> mainArguments(const std::string &source) {
     // A seed: named like one, or handed to a generator's seeding.
     const std::string seeding = R"((?:\bsrand(?:48)?|\.seed|\bseed\w*|\b(?:mt19937(?:_64)?|default_random_engine|)"
                                 R"(minstd_rand0?|ranlux\w*|knuth_b)[ \t]+\w+)[ \t]*[({][ \t]*(?:\([^()]*\)[ \t]*)?)";
-    bool seed = contains(R"((?i)seed)", a.variable) || contains(seeding + R"([^;]*\b)" + argv + R"([ \t]*\[)", statement) ||
+    bool seed = contains(R"((?i)seed)", a.variable) ||
+                contains(seeding + R"([^;]*\b)" + argv + R"([ \t]*\[)", statement) ||
                 (!a.variable.empty() && contains(seeding + "\\b" + a.variable + "\\b", body));
     a.role = seed ? Argument::Role::Seed : a.variable.empty() ? Argument::Role::Unknown : Argument::Role::Parameter;
     out.push_back(std::move(a));
