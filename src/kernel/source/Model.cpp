@@ -942,7 +942,10 @@ private:
       return;
     }
     case CXCursor_DeclRefExpr:
-      if (variableRef(c, &name, &type) && name != skip) {
+    case CXCursor_MemberRefExpr: // a field of a variable is a variable of its own
+      if (variableRef(c, &name, &type)) {
+        if (name == skip)
+          return;
         Access a;
         a.base = name;
         setMode(a, mode);
@@ -951,21 +954,10 @@ private:
             type.kind == CXType_VariableArray)
           a.indirect = true;
         record(std::move(a), c, loop);
-      }
-      return;
-    case CXCursor_MemberRefExpr:
-      if (variableRef(c, &name, &type)) { // a field of a variable: a variable of its own
-        if (name == skip)
-          return;
-        Access a;
-        a.base = name;
-        setMode(a, mode);
-        if (type.kind == CXType_ConstantArray || type.kind == CXType_IncompleteArray ||
-            type.kind == CXType_VariableArray)
-          a.indirect = true;
-        record(std::move(a), c, loop);
         return;
       }
+      if (k == CXCursor_DeclRefExpr)
+        return;
       if (arrayField(c, mode, loop, depth, skip))
         return;
       recordIndirect(c, mode, loop);
