@@ -769,14 +769,7 @@ private:
         clang_getCursorKind(clang_getCursorSemanticParent(field)) == CXCursor_UnionDecl)
       return false;
     std::vector<CXCursor> indices;
-    CXCursor cur = strip(kids[0]);
-    for (int guard = 0; guard < 32 && clang_getCursorKind(cur) == CXCursor_ArraySubscriptExpr; ++guard) {
-      auto ab = childrenOf(cur);
-      if (ab.size() != 2)
-        return false;
-      indices.insert(indices.begin(), ab[1]);
-      cur = strip(ab[0]);
-    }
+    CXCursor cur = subscriptChain(strip(kids[0]), indices);
     std::string name;
     CXType type;
     if (indices.empty() || !variableRef(cur, &name, &type))
@@ -787,12 +780,30 @@ private:
     a.base = name + "[]." + str(clang_getCursorSpelling(field));
     // A field that is itself an array or a structure is used past what this access names.
     a.indirect = ft.kind == CXType_ConstantArray || ft.kind == CXType_Record;
+    element(std::move(a), indices, c, loop, depth, skip);
+    return true;
+  }
+
+  /// `c` with its subscripts (`a[i][j]`: i, j into `indices`, outermost first) taken off: the array.
+  static CXCursor subscriptChain(CXCursor c, std::vector<CXCursor> &indices) {
+    for (int guard = 0; guard < 32 && clang_getCursorKind(c) == CXCursor_ArraySubscriptExpr; ++guard) {
+      auto ab = childrenOf(c);
+      if (ab.size() != 2)
+        break;
+      indices.insert(indices.begin(), ab[1]);
+      c = strip(ab[0]);
+    }
+    return c;
+  }
+
+  /// Records `a`, an element access at `at`, with `indices` as its subscripts, and the indices' reads.
+  void element(Access a, const std::vector<CXCursor> &indices, CXCursor at, int loop, int depth,
+               const std::string &skip) {
     for (CXCursor ix : indices)
       subscript(a, ix, loop);
-    record(std::move(a), c, loop);
+    record(std::move(a), at, loop);
     for (CXCursor ix : indices)
       expr(ix, Mode::Read, loop, depth + 1, skip);
-    return true;
   }
 
   /// `v[i][j]` on standard containers (operator[] calls), recorded as the array access it is; false
@@ -818,16 +829,15 @@ private:
     CXType type;
     if ((mode && indices.empty()) || !variableRef(cur, &name, &type) || !isContainer(type))
       return false;
-    if (mode) {
-      Access a;
-      setMode(a, *mode);
-      a.base = name;
+    if (!mode) {
       for (CXCursor ix : indices)
-        subscript(a, ix, loop);
-      record(std::move(a), c, loop);
+        expr(ix, Mode::Read, loop, depth + 1, skip);
+      return true;
     }
-    for (CXCursor ix : indices)
-      expr(ix, Mode::Read, loop, depth + 1, skip);
+    Access a;
+    setMode(a, *mode);
+    a.base = name;
+    element(std::move(a), indices, c, loop, depth, skip);
     return true;
   }
 
@@ -914,14 +924,7 @@ private:
     }
     case CXCursor_ArraySubscriptExpr: {
       std::vector<CXCursor> indices;
-      CXCursor cur = c;
-      for (int guard = 0; guard < 32 && clang_getCursorKind(cur) == CXCursor_ArraySubscriptExpr; ++guard) {
-        auto ab = childrenOf(cur);
-        if (ab.size() != 2)
-          break;
-        indices.insert(indices.begin(), ab[1]);
-        cur = strip(ab[0]);
-      }
+      CXCursor cur = subscriptChain(c, indices);
       Access a;
       setMode(a, mode);
       // A whole structure element (copied, passed on): it overlaps every field access `p[].x` of its
@@ -934,12 +937,7 @@ private:
         a.indirect = true;
         expr(cur, Mode::Read, loop, depth + 1, skip);
       }
-      for (CXCursor ix : indices)
-        subscript(a, ix, loop);
-      record(std::move(a), c, loop);
-      for (CXCursor ix : indices)
-        expr(ix, Mode::Read, loop, depth + 1, skip);
-      return;
+      return element(std::move(a), indices, c, loop, depth, skip);
     }
     case CXCursor_DeclRefExpr:
     case CXCursor_MemberRefExpr: // a field of a variable is a variable of its own
