@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -297,8 +298,16 @@ std::vector<Argument> mainArguments(const std::string &source) {
       if (!init.empty() && init.front().find(argv) == std::string::npos)
         a.fallback = trimmed(init.front());
     }
+    // Shown on one line: runs of whitespace become one space, and a long expression is cut.
+    std::string flat;
+    for (char ch : a.fallback)
+      if (!std::isspace(static_cast<unsigned char>(ch)) || (!flat.empty() && flat.back() != ' '))
+        flat += std::isspace(static_cast<unsigned char>(ch)) ? ' ' : ch;
+    a.fallback = trimmed(flat);
     while (a.fallback.size() > 1 && a.fallback.front() == '(' && a.fallback.back() == ')')
       a.fallback = trimmed(a.fallback.substr(1, a.fallback.size() - 2));
+    if (a.fallback.size() > 60)
+      a.fallback = a.fallback.substr(0, 57) + "...";
     // A seed: named like one, or handed to a generator's seeding.
     const std::string seeding = R"((?:\bsrand(?:48)?|\.seed|\bseed\w*|\b(?:mt19937(?:_64)?|default_random_engine|)"
                                 R"(minstd_rand0?|ranlux\w*|knuth_b)[ \t]+\w+)[ \t]*[({][ \t]*(?:\([^()]*\)[ \t]*)?)";

@@ -707,6 +707,12 @@ TEST(Init, WhatMainsArgumentsSetDecidesHowTheProgramRuns) {
   EXPECT_EQ(engine[0].role, Argument::Role::Parameter);
   EXPECT_EQ(engine[1].variable, "s");
   EXPECT_EQ(engine[1].role, Argument::Role::Seed);
+  // A default over several lines, with shell syntax in it: one line of text, and the manifest
+  // that names it loads, runs `{exe}` and runs nothing else.
+  auto hostile = mainArguments("int main(int argc, char **argv) {\n  int n = argc > 1 ? atoi(argv[1]) : (3\n"
+                               "+ $(touch PWNED)\n\t + \"x\");\n}\n");
+  ASSERT_EQ(hostile.size(), 1u);
+  EXPECT_EQ(hostile[0].fallback, "3 + $(touch PWNED) + \"x\"");
   EXPECT_TRUE(mainArguments("int main(void) { return 0; }").empty());
   EXPECT_TRUE(mainArguments("int main(int argc, char **argv) { return argc; }").empty());
 
@@ -732,6 +738,9 @@ TEST(Init, WhatMainsArgumentsSetDecidesHowTheProgramRuns) {
                                          print, {});
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("does not look like a seed"), std::string::npos) << *text;
+  Manifest quoted = load("#include <stdio.h>\nint main(int argc, char **argv) {\n"
+                         "  int n = argc > 1 ? atoi(argv[1]) : (3\n+ $(touch PWNED)\n);\n" + print);
+  EXPECT_EQ(quoted.runCommand, "{exe}");
 }
 
 TEST(Init, SinglePrecisionProgramsGetAToleranceForReassociation) {
