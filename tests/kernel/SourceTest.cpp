@@ -670,6 +670,102 @@ int main(void) {
   EXPECT_GE(everyProvenValuePrintsTheSame(program), 10);
 }
 
+/// LU without pivoting as PolyBench writes it: under `for i`, the band `for j: for k` (line 13) is
+/// perfect and rectangular once i is fixed, and k,j makes A[k][j] unit-stride.
+const char *kLuProgram = R"(#include <stdio.h>
+#define N 41
+static double A[N][N];
+
+static void lu(int n) {
+  int i, j, k;
+  for (i = 0; i < n; i++) {
+    for (j = 0; j < i; j++) {
+      for (k = 0; k < j; k++)
+        A[i][j] -= A[i][k] * A[k][j];
+      A[i][j] /= A[j][j];
+    }
+    for (j = i; j < n; j++)
+      for (k = 0; k < i; k++)
+        A[i][j] -= A[i][k] * A[k][j];
+  }
+}
+
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = i == j ? N + 1.0 : (double)((i * 7 + j * 3) % 5) / N;
+  lu(N);
+  for (int i = 0; i < N; i++)
+    printf("%.17g %.17g\n", A[i][i], A[i][N - 1 - i]);
+  return 0;
+}
+)";
+
+TEST(Transform, PerfectBandsInsideANestAreReorderedAndTiled) {
+  Scratch s;
+  s.write("k.c", kLuProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  const Nest &n = program->files[0].nests[0];
+  ASSERT_EQ(n.innerBands().size(), 1u);
+  EXPECT_EQ(n.loops[static_cast<size_t>(n.innerBands()[0])].line, 13);
+  EXPECT_EQ(n.band().size(), 1u); // `for i` holds two statements
+  Plan plan(*program, {});
+  const SourceKnob *order = nullptr, *tile = nullptr;
+  for (const auto &k : plan.knobs()) {
+    if (k.name == "k.c:13.order")
+      order = &k;
+    if (k.name == "k.c:13.tile")
+      tile = &k;
+  }
+  ASSERT_TRUE(order && tile) << plan.describe();
+  EXPECT_EQ(order->values, (std::vector<std::string>{"j,k", "k,j"}));
+  // A[i][j] written and A[i][k] read are never one element (j >= i > k): the bounds prove it.
+  EXPECT_FALSE(order->unproven.count("k,j")) << plan.describe();
+  EXPECT_TRUE(tile->unproven.empty()) << plan.describe();
+  EXPECT_EQ(order->line, 7); // the nest's line: findings on any line of the nest reach the knob
+  EXPECT_NE(plan.describe().find("(the band at line 13)"), std::string::npos) << plan.describe();
+  auto files = plan.render({{"k.c:13.order", "k,j"}});
+  ASSERT_TRUE(files) << files.error().message;
+  const std::string &text = files->at("k.c");
+  auto kAt = text.find("for (k = 0; k < i; k++)"), jAt = text.find("for (j = i; j < n; j++)");
+  ASSERT_NE(kAt, std::string::npos);
+  ASSERT_NE(jAt, std::string::npos);
+  EXPECT_LT(kAt, jAt) << text;
+  EXPECT_GE(everyProvenValuePrintsTheSame(kLuProgram), 8);
+}
+
+TEST(Transform, AnInnerBandTakesTheParallelPragmaOnlyWhereItsNewOuterLoopIsParallel) {
+  Scratch s;
+  std::string expected = buildAndRun(s, "orig", kLuProgram, "");
+  s.write("k.c", kLuProgram);
+  auto program = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(program);
+  Plan plan(*program, {});
+  // As written, `for j` of the band is parallel (each j its own A[i][j]); after k,j, k carries the
+  // update of A[i][j]: no pragma on it, and none on j inside it (a team per k).
+  auto asWritten = plan.render({{"k.c:7.parallel", "on"}});
+  ASSERT_TRUE(asWritten) << asWritten.error().message;
+  EXPECT_NE(asWritten->at("k.c").find("#pragma omp parallel for"), std::string::npos) << asWritten->at("k.c");
+  auto swapped = plan.render({{"k.c:7.parallel", "on"}, {"k.c:13.order", "k,j"}});
+  ASSERT_TRUE(swapped) << swapped.error().message;
+  const std::string &text = swapped->at("k.c");
+  EXPECT_NE(text.find("for (k = 0; k < i; k++)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("parallel for"), std::string::npos) << text;
+  EXPECT_EQ(buildAndRun(s, "swapped", text, "-fopenmp"), expected) << text;
+  // Tiled under the pragmas of the loops around it, the band still prints the same.
+  auto tiled = plan.render({{"k.c:7.parallel", "on"}, {"k.c:13.tile", "16"}, {"k.c:7.unroll", "4"}});
+  ASSERT_TRUE(tiled) << tiled.error().message;
+  EXPECT_NE(tiled->at("k.c").find("hone_j_t += 16"), std::string::npos) << tiled->at("k.c");
+  EXPECT_EQ(buildAndRun(s, "tiled", tiled->at("k.c"), "-fopenmp"), expected) << tiled->at("k.c");
+  // A choice for a loop that begins no band is refused with its place.
+  NestChoice bogus;
+  bogus.bands[1].order = {1, 0}; // `for j` at line 8 holds two statements
+  auto refused = rewrite(program->files[0], {{0, bogus}});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("k.c:8"), std::string::npos) << refused.error().message;
+}
+
 TEST(Transform, CombinedChoicesCompose) {
   Scratch s;
   std::string expected = buildAndRun(s, "orig", kNestProgram, "");
@@ -680,10 +776,10 @@ TEST(Transform, CombinedChoicesCompose) {
   ASSERT_GE(f.nests.size(), 3u);
   NestChoice c;
   c.parallel = true;
-  c.order = {0, 2, 1}; // i, j, k
-  c.tile = 8;
+  c.bands[0].order = {0, 2, 1}; // i, j, k
+  c.bands[0].tile = 8;
   c.unroll = 4;
-  auto text = rewrite(f, {{0, c}, {1, NestChoice{true, false, {}, 0, 2}}});
+  auto text = rewrite(f, {{0, c}, {1, NestChoice{true, false, 2, {}}}});
   ASSERT_TRUE(text) << text.error().message;
   EXPECT_NE(text->find("#pragma omp parallel for"), std::string::npos);
   EXPECT_NE(text->find("hone_i_t += 8"), std::string::npos) << *text;

@@ -565,6 +565,17 @@ bool rectangular(const Nest &n, const std::vector<int> &band, std::string *why) 
   return true;
 }
 
+/// `p` without the directions on the band's loops that the loop bounds rule out, the loops in `outer`
+/// held equal (lu's `A[i][j]` written and `A[i][k]` read in `for j = i..n: for k < i`: never one element).
+PairDeps withinBounds(const Nest &n, const Access &a, const Access &b, PairDeps p, const std::vector<int> &band,
+                      const std::vector<int> &outer) {
+  const auto written = writtenScalars(n);
+  for (int l : band)
+    if ((p.at(l) & (kLt | kGt)) && boundsSeparate(n, a, b, l, outer, written))
+      p.dir[l] = p.at(l) & kEq;
+  return p;
+}
+
 bool permutationLegal(const Nest &n, const std::vector<int> &band, const std::vector<int> &order, std::string *why) {
   if (std::string b = bandBlockers(n, band); !b.empty()) {
     *why = b;
@@ -573,7 +584,7 @@ bool permutationLegal(const Nest &n, const std::vector<int> &band, const std::ve
   auto outer = enclosing(n, band.front());
   outer.pop_back();
   return eachPair(n, band.front(), [&](const Access &a, const Access &b, const PairDeps &p) {
-    for (const auto &v : vectors(p, band, outer)) {
+    for (const auto &v : vectors(withinBounds(n, a, b, p, band, outer), band, outer)) {
       for (size_t i = 0; i < order.size(); ++i) {
         uint8_t d = v[static_cast<size_t>(order[i])];
         if (d == kLt)
@@ -596,7 +607,7 @@ bool tilingLegal(const Nest &n, const std::vector<int> &band, std::string *why) 
   auto outer = enclosing(n, band.front());
   outer.pop_back();
   return eachPair(n, band.front(), [&](const Access &a, const Access &b, const PairDeps &p) {
-    for (const auto &v : vectors(p, band, outer))
+    for (const auto &v : vectors(withinBounds(n, a, b, p, band, outer), band, outer))
       if (std::find(v.begin(), v.end(), kGt) != v.end()) {
         *why = fmt::format("the dependence between {} and {} is not fully permutable", where(a), where(b));
         return false;

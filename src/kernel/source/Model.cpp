@@ -32,15 +32,25 @@ std::string Affine::toString() const {
   return out;
 }
 
-std::vector<int> Nest::band() const {
+std::vector<int> Nest::bandFrom(int loop) const {
   std::vector<int> out;
-  if (loops.empty())
+  if (loop < 0 || static_cast<size_t>(loop) >= loops.size())
     return out;
-  int l = 0;
+  int l = loop;
   out.push_back(l);
   while (loops[static_cast<size_t>(l)].onlyChildLoop) {
     l = loops[static_cast<size_t>(l)].children.front();
     out.push_back(l);
+  }
+  return out;
+}
+
+std::vector<int> Nest::innerBands() const {
+  std::vector<int> out;
+  for (size_t l = 1; l < loops.size(); ++l) {
+    const Loop &L = loops[l];
+    if (L.parent >= 0 && !loops[static_cast<size_t>(L.parent)].onlyChildLoop && L.onlyChildLoop)
+      out.push_back(static_cast<int>(l));
   }
   return out;
 }

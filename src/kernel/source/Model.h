@@ -98,7 +98,12 @@ struct Nest {
   bool openmp = false;
   /// The loops of the perfect band from the outermost loop down (each the only statement of the one
   /// above); at least one.
-  std::vector<int> band() const;
+  std::vector<int> band() const { return bandFrom(0); }
+  /// The same from loop `loop` down.
+  std::vector<int> bandFrom(int loop) const;
+  /// The outermost loops of the perfect bands of two or more loops below the nest's own band (a
+  /// loop that is not the only statement of its parent's body, with one loop as its own body).
+  std::vector<int> innerBands() const;
   std::string label() const; // "file:line"
 };
 

@@ -158,58 +158,67 @@ std::string header(const std::string &text, const Loop &L) {
   return h;
 }
 
-support::Expected<std::string> restructure(const Nest &n, const std::string &text, const NestChoice &c) {
-  auto band = n.band();
+bool isParallelPragma(const std::string &line) { return line.rfind("#pragma omp parallel for", 0) == 0; }
+
+/// The edits that rewrite the headers of the band from loop `root` as `b` says; the innermost loop's
+/// body stays where it is (the edits of the loops inside it apply there). `pragmas` are the nest's
+/// pragmas as written: the caller drops the band's own, and the band takes a parallel pragma where
+/// one of its loops had one (the nest's own band: where the choice parallelises) and its new
+/// outermost loop is parallel.
+support::Expected<std::vector<Edit>> restructure(const Nest &n, const std::string &text, const NestChoice &c, int root,
+                                                 const BandChoice &b, const Pragmas &pragmas) {
+  auto band = n.bandFrom(root);
+  const Loop &top = n.loops[static_cast<size_t>(root)];
+  std::string what = root == 0 ? fmt::format("the nest at {}", n.label())
+                               : fmt::format("the band at {}:{} of the nest at {}", n.file, top.line, n.label());
   std::string why;
   if (band.size() < 2)
-    return support::Error{fmt::format("the nest at {} has no perfect band of two loops to reorder or tile", n.label())};
+    return support::Error{fmt::format("{} has no perfect band of two loops to reorder or tile", what)};
   if (!rectangular(n, band, &why))
-    return support::Error{fmt::format("the nest at {}: {}", n.label(), why)};
-  std::vector<int> order = c.order;
+    return support::Error{fmt::format("{}: {}", what, why)};
+  std::vector<int> order = b.order;
   if (order.empty()) {
     order.resize(band.size());
     std::iota(order.begin(), order.end(), 0);
   }
   if (order.size() != band.size())
-    return support::Error{fmt::format("the nest at {} has {} loops in its band, not {}", n.label(), band.size(),
-                                      order.size())};
+    return support::Error{fmt::format("{} has {} loops in its band, not {}", what, band.size(), order.size())};
   const Loop &inner = n.loops[static_cast<size_t>(band.back())];
-  // The innermost body, with the pragmas its own loops take.
-  std::string body = text.substr(inner.bodyBegin, inner.bodyEnd - inner.bodyBegin);
-  std::vector<Edit> inside;
-  for (int child : inner.children) {
-    Pragmas p = pragmasFor(n, c, child, false);
-    for (auto &e : pragmaEdits(n, text, p))
-      inside.push_back(std::move(e));
-  }
-  body = apply(body, inside, inner.bodyBegin);
-  auto placed = indentAt(text, n.loops[static_cast<size_t>(band.front())].begin);
-  const std::string indent = placed.first;
+  const std::string indent = indentAt(text, top.begin).first;
   std::string out, pad = "";
   auto line = [&](const std::string &s) {
     out += (out.empty() ? "" : "\n" + indent + pad) + s;
   };
   // The loop that moves outermost carries no dependence: it takes the parallel pragma.
-  if (c.parallel) {
-    const std::vector<int> none;
-    Parallelism p = parallelism(n, band[static_cast<size_t>(order[0])], &none);
-    if (!p.legal)
-      p = forced(n, band[static_cast<size_t>(order[0])]);
-    // Tiled, the parallel loop is the first tile loop, and every element loop runs inside it: the
-    // outermost element loop's variable is private too.
-    for (size_t i = c.tile > 0 ? 0 : 1; i < order.size(); ++i) {
-      const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(order[i])])];
-      if (!L.declaresVar && std::find(p.privates.begin(), p.privates.end(), L.var) == p.privates.end())
-        p.privates.push_back(L.var);
+  bool parallelHere = root == 0 ? c.parallel : std::any_of(band.begin(), band.end(), [&](int l) {
+    auto it = pragmas.at.find(l);
+    return it != pragmas.at.end() && std::any_of(it->second.begin(), it->second.end(), isParallelPragma);
+  });
+  if (parallelHere) {
+    const int first = band[static_cast<size_t>(order[0])];
+    std::vector<int> held; // the loops around the band, each at one iteration
+    for (int l = top.parent; l >= 0; l = n.loops[static_cast<size_t>(l)].parent)
+      held.push_back(l);
+    Parallelism p = parallelism(n, first, &held);
+    if (!p.legal && root == 0)
+      p = forced(n, first);
+    if (p.legal || root == 0) {
+      // Tiled, the parallel loop is the first tile loop, and every element loop runs inside it: the
+      // outermost element loop's variable is private too.
+      for (size_t i = b.tile > 0 ? 0 : 1; i < order.size(); ++i) {
+        const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(order[i])])];
+        if (!L.declaresVar && std::find(p.privates.begin(), p.privates.end(), L.var) == p.privates.end())
+          p.privates.push_back(L.var);
+      }
+      line("#pragma omp parallel for" + p.forClauses());
     }
-    line("#pragma omp parallel for" + p.forClauses());
   }
   auto typeOf = [](const Loop &L) { return L.declaresVar ? L.varType : "__typeof__(" + L.var + ")"; };
-  if (c.tile > 0) {
+  if (b.tile > 0) {
     for (int o : order) {
       const Loop &L = n.loops[static_cast<size_t>(band[static_cast<size_t>(o)])];
       std::string t = "hone_" + L.var + "_t";
-      line(fmt::format("for ({} {} = {}; {} < ({}); {} += {})", typeOf(L), t, L.lower, t, L.upper, t, c.tile));
+      line(fmt::format("for ({} {} = {}; {} < ({}); {} += {})", typeOf(L), t, L.lower, t, L.upper, t, b.tile));
       pad += "  ";
     }
   }
@@ -224,21 +233,26 @@ support::Expected<std::string> restructure(const Nest &n, const std::string &tex
         line(fmt::format("#pragma GCC unroll {}", c.unroll));
       }
     }
-    if (c.tile > 0) {
+    if (b.tile > 0) {
       std::string t = "hone_" + L.var + "_t";
       line(fmt::format("for ({}{} = {}; {} < ({} + {} < ({}) ? {} + {} : ({})); {}++)",
-                       L.declaresVar ? L.varType + " " : "", L.var, t, L.var, t, c.tile, L.upper, t, c.tile, L.upper,
+                       L.declaresVar ? L.varType + " " : "", L.var, t, L.var, t, b.tile, L.upper, t, b.tile, L.upper,
                        L.var));
     } else {
       line(header(text, L));
     }
     pad += "  ";
   }
-  out += (inner.bodyIsCompound ? " " : "\n" + indent + pad) + body;
-  return out;
+  out += inner.bodyIsCompound ? " " : "\n" + indent + pad;
+  std::vector<Edit> edits{{top.begin, inner.bodyBegin, out}};
+  if (inner.bodyEnd < top.end) // the closing braces of the band's outer loops
+    edits.push_back({inner.bodyEnd, top.end, ""});
+  return edits;
 }
 
 } // namespace
+
+bool BandChoice::identity() const { return tile <= 0 && std::is_sorted(order.begin(), order.end()); }
 
 support::Expected<std::string> rewrite(const FileModel &f, const std::map<size_t, NestChoice> &choices) {
   std::vector<Edit> edits;
@@ -249,18 +263,33 @@ support::Expected<std::string> rewrite(const FileModel &f, const std::map<size_t
     const Loop &root = n.loops.front();
     if (root.inMacro)
       return support::Error{fmt::format("the nest at {} is written by a macro", n.label())};
-    bool identity = c.order.empty() || std::is_sorted(c.order.begin(), c.order.end());
-    if (!identity || c.tile > 0) {
-      auto text = restructure(n, f.text, c);
-      if (!text)
-        return text.error();
-      auto band = n.band();
-      const Loop &top = n.loops[static_cast<size_t>(band.front())];
-      edits.push_back({top.begin, top.end, *text});
-    } else {
-      for (auto &e : pragmaEdits(n, f.text, pragmasFor(n, c, 0, true)))
-        edits.push_back(std::move(e));
+    std::map<int, const BandChoice *> changed; // bands whose headers are rewritten
+    std::set<int> rewritten;                   // their loops
+    const std::vector<int> inner = n.innerBands();
+    for (const auto &[top, b] : c.bands) {
+      if (b.identity())
+        continue;
+      if (top < 0 || static_cast<size_t>(top) >= n.loops.size())
+        return support::Error{fmt::format("the nest at {} has no loop {}", n.label(), top)};
+      if (top != 0 && std::find(inner.begin(), inner.end(), top) == inner.end())
+        return support::Error{fmt::format("the loop at {}:{} does not begin a perfect band of the nest at {}",
+                                          n.file, n.loops[static_cast<size_t>(top)].line, n.label())};
+      changed[top] = &b;
+      for (int l : n.bandFrom(top))
+        rewritten.insert(l);
     }
+    // With its own band rewritten, the nest's parallel loop is the band's new outermost one.
+    Pragmas pragmas = pragmasFor(n, c, 0, !changed.count(0));
+    for (const auto &[top, b] : changed) {
+      auto e = restructure(n, f.text, c, top, *b, pragmas);
+      if (!e)
+        return e.error();
+      edits.insert(edits.end(), e->begin(), e->end());
+    }
+    for (int l : rewritten)
+      pragmas.at.erase(l);
+    for (auto &e : pragmaEdits(n, f.text, pragmas))
+      edits.push_back(std::move(e));
   }
   return apply(f.text, std::move(edits));
 }
@@ -339,9 +368,9 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
   for (const auto &r : ranked) {
     const FileModel &fm = program_.files[r.file];
     const Nest &n = fm.nests[r.nest];
-    auto knob = [&](Action a, std::vector<std::string> values, std::string doc) {
+    auto knob = [&](Action a, std::vector<std::string> values, std::string doc, int line = 0) {
       SourceKnob k;
-      k.name = fmt::format("{}:{}.{}", n.file, n.line, toString(a));
+      k.name = fmt::format("{}:{}.{}", n.file, line > 0 ? line : n.line, toString(a));
       k.file = n.file;
       k.nest = r.nest;
       k.line = n.line;
@@ -365,10 +394,20 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
       if (targets.empty())
         k->unproven["on"] = parallelism(n, 0).why;
     }
-    // order and tile of the perfect band
-    auto band = n.band();
-    std::string why;
-    if (band.size() >= 2 && band.size() <= 4 && rectangular(n, band, &why)) {
+    // order and tile of the nest's own perfect band, and of the perfect bands inside it
+    std::vector<int> tops{0};
+    for (int l : n.innerBands())
+      tops.push_back(l);
+    for (int top : tops) {
+      auto band = n.bandFrom(top);
+      std::string why;
+      if (band.size() < 2 || band.size() > 4 || !rectangular(n, band, &why))
+        continue;
+      int line = n.loops[static_cast<size_t>(top)].line;
+      std::string name = fmt::format("{}:{}.{}", n.file, line, toString(Action::Tile));
+      if (std::any_of(knobs_.begin(), knobs_.end(), [&](const SourceKnob &k) { return k.name == name; }))
+        continue; // two bands on one line: the first keeps the name
+      std::string where = top == 0 ? "" : fmt::format(" (the band at line {})", line);
       std::vector<std::string> values;
       std::map<std::string, std::string> unproven;
       for (const auto &p : permutations(band.size())) {
@@ -379,11 +418,13 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
           unproven[v] = w;
       }
       if (values.size() > 1) {
-        auto *k = knob(Action::Order, values, "interchange of the loops " + values.front());
+        auto *k = knob(Action::Order, values, "interchange of the loops " + values.front() + where, line);
+        k->band = top;
         k->unproven = unproven;
       }
       auto *t = knob(Action::Tile, {"0", "16", "32", "64", "128"},
-                     fmt::format("tiling of the loops {} (one tile size for each)", values.front()));
+                     fmt::format("tiling of the loops {}{} (one tile size for each)", values.front(), where), line);
+      t->band = top;
       std::string w;
       if (!tilingLegal(n, band, &w))
         for (size_t i = 1; i < t->values.size(); ++i)
@@ -417,14 +458,14 @@ Plan::render(const std::map<std::string, std::string> &values) const {
     switch (k.action) {
     case Action::Parallel: c.parallel = v == "on"; break;
     case Action::Simd: c.simd = v == "on"; break;
-    case Action::Tile: c.tile = std::atoll(v.c_str()); break;
+    case Action::Tile: c.bands[k.band].tile = std::atoll(v.c_str()); break;
     case Action::Unroll: c.unroll = std::atoi(v.c_str()); break;
     case Action::Order: {
       const FileModel *fm = program_.file(k.file);
-      auto band = fm->nests[k.nest].band();
+      auto band = fm->nests[k.nest].bandFrom(k.band);
       for (const auto &p : permutations(band.size()))
         if (orderText(fm->nests[k.nest], band, p) == v)
-          c.order = p;
+          c.bands[k.band].order = p;
       break;
     }
     }

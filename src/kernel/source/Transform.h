@@ -4,8 +4,10 @@
 //   parallel  `#pragma omp parallel for` on the outermost loops the
 //             dependence test proves parallel, with private, lastprivate and
 //             reduction clauses (OpenMP 5.1, 2.11.4);
-//   order     interchange of a perfect, rectangular band (Allen & Kennedy);
-//   tile      strip-mining and interchange of that band (Wolf & Lam 1991);
+//   order     interchange of a perfect, rectangular band (Allen & Kennedy):
+//             the nest's own band from its outermost loop, and each perfect
+//             band inside it (lu's `for j: for k` under `for i`);
+//   tile      strip-mining and interchange of such a band (Wolf & Lam 1991);
 //   unroll    `#pragma GCC unroll N` on the innermost loops;
 //   simd      `#pragma omp simd` on innermost loops the test proves free of
 //             loop-carried dependences, with reduction clauses.
@@ -29,22 +31,29 @@ namespace hone::kernel::source {
 enum class Action { Parallel, Order, Tile, Unroll, Simd };
 std::string_view toString(Action a);
 
+/// How to reorder one perfect band of a nest.
+struct BandChoice {
+  std::vector<int> order; // a permutation of the band's positions; empty: as written
+  int64_t tile = 0;       // tile size of every band loop; 0: none
+  bool identity() const;  // the loops as written
+};
+
 /// What to do to one nest.
 struct NestChoice {
   bool parallel = false, simd = false;
-  std::vector<int> order; // a permutation of the band's positions; empty: as written
-  int64_t tile = 0;       // tile size of every band loop; 0: none
-  int unroll = 0;         // 0: none
+  int unroll = 0;                  // 0: none
+  std::map<int, BandChoice> bands; // by the band's outermost loop: 0 is the nest's own band, others
+                                   // the bands of Nest::innerBands()
 };
 
-/// The text of `file` with its nests (by index) rewritten as chosen; an error names the nest and why.
 support::Expected<std::string> rewrite(const FileModel &file, const std::map<size_t, NestChoice> &choices);
 
 struct SourceKnob {
-  std::string name; // "<file>:<line>.<action>"
+  std::string name; // "<file>:<line>.<action>", the line of the loop it acts on
   std::string file;
   size_t nest = 0;  // index in the file's nests
-  int line = 0, endLine = 0;
+  int line = 0, endLine = 0; // the nest's
+  int band = 0;     // order and tile: the band's outermost loop (index into the nest's loops)
   Action action = Action::Parallel;
   std::vector<std::string> values; // the first is the source as written
   std::map<std::string, std::string> unproven; // value -> why the dependence test cannot prove it legal
