@@ -161,6 +161,7 @@ for project, rs in by_dir.items():
                "accepted": accepted, "correct": correct,
                "best_speedup": rb.get("speedup", {}).get("median", 0.0),
                "o3_speedup": ro3.get("speedup", {}).get("median", 0.0),
+               "o3_error": "" if ro3.get("speedup") else (ro3.get("error") or "not measured")[:300],
                "error": "" if rb.get("speedup") else (rb.get("error") or p.stderr.strip())[:300]}
         json.dump(rec, open(os.path.join(out, "logs", f"measured-{rid}.json"), "w"))
         print(f"re-measured run {rid} ({app}, {agent}): {rec}", file=sys.stderr)
@@ -212,16 +213,20 @@ notes = [f"- Suite: {kind}, {len(setup)} programs; not set up: {', '.join(failed
          "- Accepted variants correct: every variant a run accepted, validated again by `hone kernel measure` on inputs "
          "the run never saw (--seed 1 against the runs' --seed 2; for programs with fixed inputs, the same input).",
          "- Speedups: each run's best, re-measured side by side with the unmodified program and with the program at "
-         "-O3 -march=native (medians over interleaved rounds); the geometric means are over the programs measured.",
+         "-O3 -march=native (medians over interleaved rounds); the geometric means are over the programs measured. "
+         "\"not valid\": the -O3 -march=native build's outputs differ from the original's beyond the tolerance "
+         "(it contracts to FMA); such a program has no speedup over it and is left out of that geometric mean.",
          f"- {elapsed} s for this invocation."]
 per_program = ["| program | agent | best over the original | -O3 -march=native over the original | best over -O3 -march=native | source changed | what the best changed |",
                "|---|---|---|---|---|---|---|"]
 for agent in agents:
     for r in detail["agents"][agent]["runs"]:
         s, o3 = r["best_speedup"], r["o3_speedup"]
-        per_program.append(f"| {r['program']} | {agent} | {s:.2f}x | {o3:.2f}x | "
-                           f"{(s / o3) if s > 0 and o3 > 0 else 0:.2f}x | {'yes' if r.get('source_changed') else 'no'} | "
-                           f"{', '.join(r.get('changes', [])) or '-'} |")
+        # A baseline whose outputs do not validate has no speed to compare with: said, not 0.00x.
+        o3_text = f"{o3:.2f}x" if o3 > 0 else ("not valid" if "wrong" in r.get("o3_error", "") else "not measured")
+        over = f"{s / o3:.2f}x" if s > 0 and o3 > 0 else "-"
+        per_program.append(f"| {r['program']} | {agent} | {s:.2f}x | {o3_text} | {over} | "
+                           f"{'yes' if r.get('source_changed') else 'no'} | {', '.join(r.get('changes', [])) or '-'} |")
 text = "\n".join(lines + [""] + per_program + [""] + notes) + "\n"
 print(text)
 open(os.path.join(out, "suite-results.md"), "w").write(text)

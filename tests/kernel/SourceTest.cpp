@@ -180,6 +180,52 @@ TEST(Dependence, MatmulIsParallelOverRowsAndColumnsNotOverTheSum) {
   EXPECT_TRUE(rectangular(n, band, &why)) << why;
 }
 
+TEST(Dependence, AnElementTheLoopOnlyAccumulatesIntoIsAReductionForSimd) {
+  Scratch s;
+  const Program p = parseSource(s, R"(double A[50][50], q[50], r[50], x[50];
+void f(int n) {
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++)
+      q[i] = q[i] + A[i][j] * r[j];
+    for (int j = 0; j < n; j++)
+      A[i][i] += A[i][j];
+    for (int j = 0; j < i; j++)
+      x[i] -= A[i][j] * x[j];
+    for (int j = 0; j < n; j++)
+      if (r[j] > 0)
+        q[i] += r[j];
+    for (int j = 0; j < n; j++)
+      q[i] = q[i] * 2 + r[j];
+  }
+}
+)");
+  const Nest &n = onlyNest(p);
+  ASSERT_EQ(n.loops[0].children.size(), 5u);
+  auto loop = [&](size_t i) { return n.loops[0].children[i]; };
+  // x = x op e, the element's subscripts fixed in the loop: a reduction in a local, for simd only.
+  EXPECT_FALSE(parallelism(n, loop(0)).legal);
+  Parallelism q = parallelism(n, loop(0), nullptr, true);
+  ASSERT_TRUE(q.legal) << q.why;
+  ASSERT_EQ(q.elements.size(), 1u);
+  EXPECT_EQ(q.elements[0].refs.size(), 2u); // the write and the read of q[i]
+  EXPECT_EQ(q.clauses(), " reduction(+:hone_acc0)");
+  // A[i][j] is A[i][i] when j == i: the element is not only accumulated into.
+  EXPECT_FALSE(parallelism(n, loop(1), nullptr, true).legal);
+  // x[j] with j < i is never x[i]: the bounds prove it.
+  Parallelism xs = parallelism(n, loop(2), nullptr, true);
+  EXPECT_TRUE(xs.legal) << xs.why;
+  EXPECT_EQ(xs.elements.size(), 1u);
+  // A conditional update, and an update that is not `x op e`, stay dependences.
+  EXPECT_FALSE(parallelism(n, loop(3), nullptr, true).legal);
+  EXPECT_FALSE(parallelism(n, loop(4), nullptr, true).legal);
+  // The matmul's sum over k is one too.
+  const Program mm = parseSource(s, kMatmulNest);
+  const Nest &m = onlyNest(mm);
+  Parallelism k = parallelism(m, loopWithVar(m, "k"), nullptr, true);
+  EXPECT_TRUE(k.legal) << k.why;
+  EXPECT_EQ(k.clauses(), " reduction(+:hone_acc0)");
+}
+
 TEST(Dependence, ASkewedStencilForbidsInterchangeAndTiling) {
   Scratch s;
   const Program p = parseSource(s, R"(double A[100][100];
@@ -671,7 +717,8 @@ int main(void) {
 }
 
 /// LU without pivoting as PolyBench writes it: under `for i`, the band `for j: for k` (line 13) is
-/// perfect and rectangular once i is fixed, and k,j makes A[k][j] unit-stride.
+/// perfect and rectangular once i is fixed, and k,j makes A[k][j] unit-stride; each `for k`
+/// accumulates into A[i][j], which `omp simd` keeps in a local.
 const char *kLuProgram = R"(#include <stdio.h>
 #define N 41
 static double A[N][N];
@@ -691,9 +738,18 @@ static void lu(int n) {
 }
 
 int main(void) {
+  /* A = L U with small integer factors and 2 on U's diagonal: every value the factorisation computes
+     is an integer, exact in any order of the sums (a variant that reassociates prints the same). */
+  static double L[N][N], U[N][N];
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++) {
+      L[i][j] = i > j ? (i * 7 + j * 3) % 5 - 2 : i == j;
+      U[i][j] = i < j ? (i * 3 + j * 5) % 7 - 3 : i == j ? 2 : 0;
+    }
   for (int i = 0; i < N; i++)
     for (int j = 0; j < N; j++)
-      A[i][j] = i == j ? N + 1.0 : (double)((i * 7 + j * 3) % 5) / N;
+      for (int k = 0; k < N; k++)
+        A[i][j] += L[i][k] * U[k][j];
   lu(N);
   for (int i = 0; i < N; i++)
     printf("%.17g %.17g\n", A[i][i], A[i][N - 1 - i]);
@@ -732,6 +788,14 @@ TEST(Transform, PerfectBandsInsideANestAreReorderedAndTiled) {
   ASSERT_NE(kAt, std::string::npos);
   ASSERT_NE(jAt, std::string::npos);
   EXPECT_LT(kAt, jAt) << text;
+  // simd keeps each `for k`'s A[i][j] in a local and reduces it.
+  auto simd = plan.render({{"k.c:7.simd", "on"}});
+  ASSERT_TRUE(simd) << simd.error().message;
+  const std::string &vec = simd->at("k.c");
+  EXPECT_NE(vec.find("__typeof__(A[i][j]) hone_acc0 = A[i][j];"), std::string::npos) << vec;
+  EXPECT_NE(vec.find("#pragma omp simd reduction(+:hone_acc0)"), std::string::npos) << vec;
+  EXPECT_NE(vec.find("hone_acc0 -= A[i][k] * A[k][j];"), std::string::npos) << vec;
+  EXPECT_NE(vec.find("A[i][j] = hone_acc0;"), std::string::npos) << vec;
   EXPECT_GE(everyProvenValuePrintsTheSame(kLuProgram), 8);
 }
 
@@ -764,6 +828,67 @@ TEST(Transform, AnInnerBandTakesTheParallelPragmaOnlyWhereItsNewOuterLoopIsParal
   auto refused = rewrite(program->files[0], {{0, bogus}});
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("k.c:8"), std::string::npos) << refused.error().message;
+}
+
+TEST(Transform, ExactParallelLeavesOutTheLoopsThatReduce) {
+  // Modified Gram-Schmidt's shape: under `for k`, a norm (a reduction) and a loop over columns.
+  const char *program = R"(#include <stdio.h>
+#define N 24
+static double A[N][N], B[N][N], R[N];
+static void f(int n) {
+  int i, j, k;
+  double nrm;
+  for (k = 0; k < n; k++) {
+    nrm = 0;
+    for (i = 0; i < n; i++)
+      nrm += A[i][k] * A[i][k];
+    R[k] = nrm;
+    for (j = 0; j < n; j++)
+      for (i = 0; i < n; i++)
+        B[i][j] = A[i][j] * R[k];
+  }
+}
+int main(void) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < N; j++)
+      A[i][j] = (i * 5 + j) % 7;
+  f(N);
+  for (int i = 0; i < N; i++)
+    printf("%.17g %.17g\n", R[i], B[i][N - 1 - i]);
+  return 0;
+}
+)";
+  Scratch s;
+  std::string expected = buildAndRun(s, "orig", program, "");
+  s.write("k.c", program);
+  auto parsed = analyze({{"k.c", (s.dir / "k.c").string()}}, {});
+  ASSERT_TRUE(parsed);
+  Plan plan(*parsed, {});
+  const SourceKnob *par = nullptr;
+  for (const auto &k : plan.knobs())
+    if (k.name == "k.c:7.parallel")
+      par = &k;
+  ASSERT_TRUE(par) << plan.describe();
+  EXPECT_EQ(par->values, (std::vector<std::string>{"off", "on", "exact"}));
+  EXPECT_NE(par->doc.find("exact: only line 12"), std::string::npos) << par->doc;
+  auto count = [](const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  auto on = plan.render({{"k.c:7.parallel", "on"}});
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_EQ(count(on->at("k.c"), "#pragma omp parallel for"), 2u) << on->at("k.c");
+  EXPECT_EQ(count(on->at("k.c"), "reduction(+:nrm)"), 1u) << on->at("k.c");
+  std::map<std::string, std::string> exact{{"k.c:7.parallel", "exact"}};
+  auto ex = plan.render(exact);
+  ASSERT_TRUE(ex) << ex.error().message;
+  EXPECT_EQ(count(ex->at("k.c"), "#pragma omp parallel for"), 1u) << ex->at("k.c");
+  EXPECT_EQ(count(ex->at("k.c"), "reduction"), 0u) << ex->at("k.c");
+  EXPECT_TRUE(plan.parallel(exact));
+  EXPECT_EQ(plan.flags(exact), std::vector<std::string>{"-fopenmp"});
+  EXPECT_EQ(buildAndRun(s, "exact", ex->at("k.c"), "-fopenmp"), expected) << ex->at("k.c");
 }
 
 TEST(Transform, CombinedChoicesCompose) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 
 namespace hone::kernel::source {
@@ -215,18 +216,15 @@ bool infeasible(std::vector<Ineq> sys) {
   return false;
 }
 
-/// Whether the loop bounds prove that no iteration of loop `carrier` touches an element another
-/// iteration of it touches through accesses `a` and `b` (the loops in `outer` held equal): the
-/// subscript equations, both iterations' bounds and "one iteration before the other" have no
-/// solution. What the strong SIV and GCD tests cannot see: triangular nests (`a[i][j]` and `a[j][i]`
-/// with j > i are never the same element in two iterations of i).
-bool boundsSeparate(const Nest &n, const Access &a, const Access &b, int carrier, const std::vector<int> &outer,
-                    const std::set<std::string> &written) {
+/// The system of boundsSeparate without its direction: both iterations' bounds, the subscript
+/// equations, the loops in `outer` equal; nullopt when the accesses cannot be compared.
+std::optional<std::vector<Ineq>> sameElement(const Nest &n, const Access &a, const Access &b,
+                                             const std::vector<int> &outer, const std::set<std::string> &written) {
   if (a.subscripts.size() != b.subscripts.size() || a.layout != b.layout)
-    return false;
+    return std::nullopt;
   for (const auto &dim : a.layout)
     if (written.count(dim.substr(dim.find(':') + 1)))
-      return false;
+      return std::nullopt;
   std::vector<Ineq> sys;
   // A name as a variable of the system: one side's loop variable, or an invariant shared by both.
   auto rename = [&](const Access &acc, const std::string &side, const std::string &name, std::string *out) {
@@ -284,15 +282,26 @@ bool boundsSeparate(const Nest &n, const Access &a, const Access &b, int carrier
   for (int l : outer) {
     const std::string &var = n.loops[static_cast<size_t>(l)].var;
     if (var.empty())
-      return false;
+      return std::nullopt;
     sys.push_back({{{"a:" + var, 1}, {"b:" + var, -1}}, 0});
     sys.push_back({{{"a:" + var, -1}, {"b:" + var, 1}}, 0});
   }
+  return sys;
+}
+
+/// Whether the loop bounds prove that no iteration of loop `carrier` touches an element another
+/// iteration of it touches through accesses `a` and `b` (the loops in `outer` held equal): the
+/// subscript equations, both iterations' bounds and "one iteration before the other" have no
+/// solution. What the strong SIV and GCD tests cannot see: triangular nests (`a[i][j]` and `a[j][i]`
+/// with j > i are never the same element in two iterations of i).
+bool boundsSeparate(const Nest &n, const Access &a, const Access &b, int carrier, const std::vector<int> &outer,
+                    const std::set<std::string> &written) {
+  auto sys = sameElement(n, a, b, outer, written);
   const std::string &var = n.loops[static_cast<size_t>(carrier)].var;
-  if (var.empty())
+  if (!sys || var.empty())
     return false;
   for (int64_t sign : {1, -1}) { // a's iteration after b's, then before
-    std::vector<Ineq> directed = sys;
+    std::vector<Ineq> directed = *sys;
     directed.push_back({{{"a:" + var, sign}, {"b:" + var, -sign}}, -1});
     if (!infeasible(std::move(directed)))
       return false;
@@ -384,6 +393,59 @@ std::string bandBlockers(const Nest &n, const std::vector<int> &band) {
   return "";
 }
 
+/// The array elements `loop` only accumulates into (Carr & Kennedy's scalar replacement): every
+/// reference to the element in the loop is part of one kind of update (`x op= e`, `x = x op e`), none
+/// conditional; its subscripts do not change in the loop; and the loop bounds prove that no other
+/// reference to the array in the loop reaches it (lu's `A[i][j] -= A[i][k] * A[k][j]` over k < j).
+std::vector<Parallelism::Element> accumulated(const Nest &n, int loop) {
+  std::vector<Parallelism::Element> out;
+  std::set<std::string> changing; // the variables of `loop` and the loops inside it, scalars written in it
+  for (size_t l = 0; l < n.loops.size(); ++l)
+    if (inside(n, static_cast<int>(l), loop))
+      changing.insert(n.loops[l].var);
+  for (const auto &a : n.accesses)
+    if (inside(n, a.loop, loop) && a.write && a.subscripts.empty())
+      changing.insert(a.base);
+  auto outer = enclosing(n, loop);
+  outer.pop_back();
+  const auto written = writtenScalars(n);
+  std::set<size_t> taken;
+  auto ref = [](const Access &a) { return !a.indirect && !a.inCondition && a.begin < a.end; };
+  for (size_t w = 0; w < n.accesses.size(); ++w) {
+    const Access &W = n.accesses[w];
+    char op = W.updateOp == '-' ? '+' : W.updateOp;
+    if (taken.count(w) || !W.write || W.subscripts.empty() || !ref(W) || (op != '+' && op != '*') ||
+        !inside(n, W.loop, loop))
+      continue;
+    bool invariant = std::all_of(W.subscripts.begin(), W.subscripts.end(), [&](const std::optional<Affine> &f) {
+      return f && std::none_of(f->terms.begin(), f->terms.end(),
+                               [&](const auto &t) { return changing.count(t.first) > 0; });
+    });
+    if (!invariant)
+      continue;
+    Parallelism::Element e{op, {}, ""};
+    bool ok = true;
+    for (size_t o = 0; o < n.accesses.size() && ok; ++o) {
+      const Access &A = n.accesses[o];
+      if (A.base != W.base || !inside(n, A.loop, loop))
+        continue;
+      if (A.subscripts == W.subscripts && A.layout == W.layout) {
+        ok = ref(A) && (A.updateOp == '-' ? '+' : A.updateOp) == op;
+        e.refs.push_back(o);
+      } else {
+        auto sys = A.indirect ? std::nullopt : sameElement(n, W, A, outer, written);
+        ok = sys && infeasible(std::move(*sys));
+      }
+    }
+    if (!ok)
+      continue;
+    taken.insert(e.refs.begin(), e.refs.end());
+    e.local = fmt::format("hone_acc{}", out.size());
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 template <typename F> bool eachPair(const Nest &n, int top, F &&f) {
   auto written = writtenScalars(n);
   std::vector<const Access *> arrays;
@@ -415,6 +477,8 @@ std::string Parallelism::clauses() const {
   std::map<char, std::vector<std::string>> byOp;
   for (const auto &[op, v] : reductions)
     byOp[op].push_back(v);
+  for (const auto &e : elements)
+    byOp[e.op].push_back(e.local);
   for (const auto &[op, vs] : byOp)
     out += fmt::format(" reduction({}:{})", op, fmt::join(vs, ", "));
   return out;
@@ -424,7 +488,7 @@ std::string Parallelism::forClauses() const {
   return schedule.empty() ? clauses() : clauses() + " schedule(" + schedule + ")";
 }
 
-Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEqual) {
+Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEqual, bool elements) {
   Parallelism out;
   const Loop &L = n.loops[static_cast<size_t>(loop)];
   if (L.var.empty() || L.step <= 0 || L.inMacro) {
@@ -515,7 +579,17 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
     outer = *outerEqual;
   std::string why;
   auto written = writtenScalars(n);
+  std::set<size_t> kept; // the references of the elements kept in locals: no longer memory of the loop
+  if (elements) {
+    out.elements = accumulated(n, loop);
+    for (const auto &e : out.elements)
+      for (size_t r : e.refs)
+        kept.insert(r);
+  }
+  auto indexOf = [&](const Access &a) { return static_cast<size_t>(&a - n.accesses.data()); };
   bool ok = eachPair(n, loop, [&](const Access &a, const Access &b, const PairDeps &p) {
+    if (kept.count(indexOf(a)) || kept.count(indexOf(b)))
+      return true; // no other reference reaches the element: proven with it
     for (int l : outer)
       if (!(p.at(l) & kEq))
         return true;
@@ -532,6 +606,7 @@ Parallelism parallelism(const Nest &n, int loop, const std::vector<int> *outerEq
     out.privates.clear();
     out.lastprivates.clear();
     out.reductions.clear();
+    out.elements.clear();
     return out;
   }
   // Inner loops whose bounds use this loop's variable (a triangle) give its iterations unequal work:

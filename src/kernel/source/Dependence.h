@@ -31,13 +31,23 @@ struct Parallelism {
   std::vector<std::pair<char, std::string>> reductions; // (op, scalar)
   std::string why; // when not legal: the first reason
   std::string schedule; // "static, 1" for a triangle (inner bounds that use the loop's variable), else ""
+  /// With `elements`: array elements the loop only accumulates into, reduced in a local the rewrite
+  /// declares before the loop and stores back after it (`omp simd` only).
+  struct Element {
+    char op = '+';
+    std::vector<size_t> refs; // the element's references in the loop (indices into Nest::accesses)
+    std::string local;        // "hone_acc0"
+  };
+  std::vector<Element> elements;
   std::string clauses() const;    // " private(j) reduction(+:s)": what `omp simd` takes too
   std::string forClauses() const; // the same and the schedule: for `omp parallel for`
 };
 
 /// Can `loop`'s iterations run in any order, the loops enclosing it each at one iteration? With
-/// `outer`, those loops instead (the loop moved outward by an interchange).
-Parallelism parallelism(const Nest &nest, int loop, const std::vector<int> *outer = nullptr);
+/// `outer`, those loops instead (the loop moved outward by an interchange). With `elements`, an array
+/// element the loop only accumulates into (`A[i][j] -= A[i][k] * A[k][j]` in `for k`) is a reduction
+/// too, in a local (Parallelism::elements): for `omp simd`, whose reduction may reassociate.
+Parallelism parallelism(const Nest &nest, int loop, const std::vector<int> *outer = nullptr, bool elements = false);
 
 /// Whether the loops of `band` (a perfect band, outermost first) may run in the order `order`
 /// (a permutation of band's positions): every dependence stays lexicographically positive. `why`

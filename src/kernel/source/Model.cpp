@@ -394,6 +394,17 @@ private:
 
   void record(Access a, CXCursor at, int loop) {
     a.line = lineOf(clang_getCursorLocation(at));
+    CXSourceRange r = clang_getCursorExtent(at);
+    auto plain = [](CXSourceLocation loc) { // the text there is the file's own, not a macro's expansion
+      unsigned spelling = 0, expansion = 0;
+      clang_getSpellingLocation(loc, nullptr, nullptr, nullptr, &spelling);
+      clang_getExpansionLocation(loc, nullptr, nullptr, nullptr, &expansion);
+      return spelling == expansion;
+    };
+    if (plain(clang_getRangeStart(r)) && plain(clang_getRangeEnd(r))) {
+      a.begin = offsetOf(clang_getRangeStart(r));
+      a.end = std::max(a.begin, offsetOf(clang_getRangeEnd(r)));
+    }
     a.loop = loop;
     a.order = order_++;
     a.inCondition = conditional_ > 0;
@@ -891,6 +902,20 @@ private:
             if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && variableRef(strip(rk[0]), &n2, &t2) &&
                 n2 == target.base && target.subscripts.empty())
               target.updateOp = rop[0];
+            // a[i] = a[i] op e, the element read once: both references are the update's
+            if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && !target.subscripts.empty()) {
+              CXSourceRange left = clang_getCursorExtent(strip(rk[0]));
+              size_t first = offsetOf(clang_getRangeStart(left)), last = offsetOf(clang_getRangeEnd(left));
+              std::vector<size_t> same;
+              for (size_t i = lhs; i < nest_.accesses.size(); ++i) {
+                const Access &r = nest_.accesses[i];
+                if (r.base == target.base && r.subscripts == target.subscripts && r.layout == target.layout)
+                  same.push_back(i);
+              }
+              if (same.size() == 1 && nest_.accesses[same[0]].begin == first && nest_.accesses[same[0]].end == last &&
+                  first < last) // the left operand is the element itself, not `a[i] * 2`
+                target.updateOp = nest_.accesses[same[0]].updateOp = rop[0];
+            }
           }
         }
         return;

@@ -44,12 +44,13 @@ struct Access {
   std::vector<std::string> layout;
   bool read = false, write = false;
   bool indirect = false;  // through a pointer expression or a member: where it points is not known
-  char updateOp = 0;      // '+', '*', ... for `x op= e` (and `x = x op e`): a candidate reduction
+  char updateOp = 0;      // '+', '*', ... for `x op= e` (and both x of `x = x op e`): a candidate reduction
   bool plainAssign = false; // `x = e` with x not read by e
   int line = 0;
   int loop = -1;          // the innermost loop of the nest holding it (index into Nest::loops)
   size_t order = 0;       // textual order within the nest
   bool inCondition = false; // under an if/?:/while inside the nest: it may not execute
+  size_t begin = 0, end = 0; // the access's text in the file (equal: written by a macro, not rewritten)
 };
 
 /// One `for` loop of a nest.

@@ -60,18 +60,19 @@ std::vector<int> leaves(const Nest &n, int from) {
   return out;
 }
 
-/// The outermost loops (from `from` down) the dependence test proves parallel.
-void parallelTargets(const Nest &n, int from, std::vector<std::pair<int, Parallelism>> &out) {
+/// The outermost loops (from `from` down) the dependence test proves parallel; `exact`: only those
+/// that need no reduction clause (a reduction reassociates: the results may move in the last bits).
+void parallelTargets(const Nest &n, int from, std::vector<std::pair<int, Parallelism>> &out, bool exact = false) {
   const Loop &L = n.loops[static_cast<size_t>(from)];
   if (!L.inMacro && L.step > 0) {
     Parallelism p = parallelism(n, from);
-    if (p.legal) {
+    if (p.legal && !(exact && !p.reductions.empty())) {
       out.push_back({from, std::move(p)});
       return;
     }
   }
   for (int c : L.children)
-    parallelTargets(n, c, out);
+    parallelTargets(n, c, out, exact);
 }
 
 /// Privates of a loop forced parallel without proof: the variables of the loops inside it.
@@ -86,6 +87,12 @@ Parallelism forced(const Nest &n, int loop) {
 
 struct Pragmas {
   std::map<int, std::vector<std::string>> at; // loop -> pragma lines, outermost first
+  /// loop -> the array elements it accumulates into, kept in locals around it (scalar replacement)
+  std::map<int, std::vector<Parallelism::Element>> kept;
+  void erase(int loop) {
+    at.erase(loop);
+    kept.erase(loop);
+  }
 };
 
 /// The pragmas a choice puts on the loops of a nest that keeps its structure (from `from` down).
@@ -94,7 +101,7 @@ Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHe
   std::set<int> parallelLoops;
   if (c.parallel && parallelHere) {
     std::vector<std::pair<int, Parallelism>> targets;
-    parallelTargets(n, from, targets);
+    parallelTargets(n, from, targets, c.exact);
     if (targets.empty() && n.loops[static_cast<size_t>(from)].step > 0)
       targets.push_back({from, forced(n, from)});
     for (auto &[l, p] : targets) {
@@ -107,7 +114,7 @@ Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHe
   if (c.simd) {
     for (int l : leafList)
       if (n.loops[static_cast<size_t>(l)].step > 0) {
-        Parallelism p = parallelism(n, l);
+        Parallelism p = parallelism(n, l, nullptr, !parallelLoops.count(l));
         if (p.legal)
           simd.push_back({l, std::move(p)});
       }
@@ -122,6 +129,8 @@ Pragmas pragmasFor(const Nest &n, const NestChoice &c, int from, bool parallelHe
       lines.back() = "#pragma omp parallel for simd" + p.forClauses();
     else
       lines.push_back("#pragma omp simd" + p.clauses());
+    if (!p.elements.empty())
+      out.kept[l] = p.elements;
   }
   if (c.unroll > 1)
     for (int l : leafList)
@@ -138,15 +147,26 @@ std::vector<Edit> pragmaEdits(const Nest &n, const std::string &text, const Prag
       continue;
     const Loop &L = n.loops[static_cast<size_t>(l)];
     auto [indent, alone] = indentAt(text, L.begin);
-    bool brace = L.parent >= 0 && !n.loops[static_cast<size_t>(L.parent)].bodyIsCompound;
-    std::string pre = alone && !brace ? "" : "\n" + indent;
+    auto kept = p.kept.find(l);
+    bool keeps = kept != p.kept.end() && !kept->second.empty();
+    bool brace = keeps || (L.parent >= 0 && !n.loops[static_cast<size_t>(L.parent)].bodyIsCompound);
+    std::string pre = alone && !brace ? "" : "\n" + indent, post;
     if (brace)
       pre += "{\n" + indent;
+    if (keeps) // each element in a local for the loop, stored back after it
+      for (const auto &e : kept->second) {
+        const Access &first = n.accesses[e.refs.front()];
+        std::string element = text.substr(first.begin, first.end - first.begin);
+        pre += fmt::format("__typeof__({}) {} = {};\n{}", element, e.local, element, indent);
+        post += fmt::format("\n{}{} = {};", indent, element, e.local);
+        for (size_t r : e.refs)
+          out.push_back({n.accesses[r].begin, n.accesses[r].end, e.local});
+      }
     for (const auto &line : lines)
       pre += line + "\n" + indent;
     out.push_back({L.begin, L.begin, pre});
     if (brace)
-      out.push_back({L.end, L.end, "\n" + indent + "}"});
+      out.push_back({L.end, L.end, post + "\n" + indent + "}"});
   }
   return out;
 }
@@ -287,7 +307,7 @@ support::Expected<std::string> rewrite(const FileModel &f, const std::map<size_t
       edits.insert(edits.end(), e->begin(), e->end());
     }
     for (int l : rewritten)
-      pragmas.at.erase(l);
+      pragmas.erase(l);
     for (auto &e : pragmaEdits(n, f.text, pragmas))
       edits.push_back(std::move(e));
   }
@@ -388,9 +408,24 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
       std::vector<std::string> where;
       for (const auto &[l, p] : targets)
         where.push_back(fmt::format("line {}{}", n.loops[static_cast<size_t>(l)].line, p.forClauses()));
-      auto *k = knob(Action::Parallel, {"off", "on"},
+      // Where a target reduces, "exact" parallelises only the loops that need no reduction: results
+      // stay bit-identical (an ill-conditioned program may tolerate no reassociation at all).
+      std::vector<std::pair<int, Parallelism>> exact;
+      parallelTargets(n, 0, exact, true);
+      bool reduces =
+          std::any_of(targets.begin(), targets.end(), [](const auto &t) { return !t.second.reductions.empty(); });
+      std::vector<std::string> values{"off", "on"};
+      std::string exactDoc;
+      if (reduces && !exact.empty()) {
+        values.push_back("exact");
+        std::vector<std::string> lines;
+        for (const auto &[l, p] : exact)
+          lines.push_back(fmt::format("{}", n.loops[static_cast<size_t>(l)].line));
+        exactDoc = fmt::format(" (exact: only line {}, no reduction)", fmt::join(lines, ", "));
+      }
+      auto *k = knob(Action::Parallel, values,
                      targets.empty() ? "OpenMP parallel for on the nest's outer loop (not proven legal)"
-                                     : fmt::format("OpenMP parallel for on {}", fmt::join(where, "; ")));
+                                     : fmt::format("OpenMP parallel for on {}{}", fmt::join(where, "; "), exactDoc));
       if (targets.empty())
         k->unproven["on"] = parallelism(n, 0).why;
     }
@@ -436,10 +471,23 @@ Plan::Plan(Program program, const PlanOptions &options) : program_(std::move(pro
                                      [&](int l) { return n.loops[static_cast<size_t>(l)].step > 0; });
     if (canonicalLeaf) {
       knob(Action::Unroll, {"0", "2", "4", "8"}, "#pragma GCC unroll on the innermost loops");
-      bool anySimd = std::any_of(leafList.begin(), leafList.end(), [&](int l) { return parallelism(n, l).legal; });
-      auto *k = knob(Action::Simd, {"off", "on"}, "#pragma omp simd on the innermost loops");
+      bool anySimd = false;
+      std::vector<std::string> kept;
+      for (int l : leafList)
+        if (Parallelism p = parallelism(n, l, nullptr, true); p.legal) {
+          anySimd = true;
+          for (const auto &e : p.elements) {
+            const Access &a = n.accesses[e.refs.front()];
+            kept.push_back(fmt::format("{} (line {})", fm.text.substr(a.begin, a.end - a.begin), a.line));
+          }
+        }
+      auto *k = knob(Action::Simd, {"off", "on"},
+                     kept.empty() ? std::string("#pragma omp simd on the innermost loops")
+                                  : fmt::format("#pragma omp simd on the innermost loops, {} accumulated in a local "
+                                                "and reduced",
+                                                fmt::join(kept, ", ")));
       if (!anySimd)
-        k->unproven["on"] = parallelism(n, leafList.front()).why;
+        k->unproven["on"] = parallelism(n, leafList.front(), nullptr, true).why;
     }
   }
 }
@@ -456,7 +504,10 @@ Plan::render(const std::map<std::string, std::string> &values) const {
     NestChoice &c = byFile[k.file][k.nest];
     const std::string &v = it->second;
     switch (k.action) {
-    case Action::Parallel: c.parallel = v == "on"; break;
+    case Action::Parallel:
+      c.parallel = v == "on" || v == "exact";
+      c.exact = v == "exact";
+      break;
     case Action::Simd: c.simd = v == "on"; break;
     case Action::Tile: c.bands[k.band].tile = std::atoll(v.c_str()); break;
     case Action::Unroll: c.unroll = std::atoi(v.c_str()); break;
@@ -487,7 +538,7 @@ bool Plan::parallel(const std::map<std::string, std::string> &values) const {
   for (const auto &k : knobs_)
     if (k.action == Action::Parallel) {
       auto it = values.find(k.name);
-      if (it != values.end() && it->second == "on")
+      if (it != values.end() && (it->second == "on" || it->second == "exact"))
         return true;
     }
   return false;

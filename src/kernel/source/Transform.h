@@ -3,14 +3,17 @@
 // the editable files --
 //   parallel  `#pragma omp parallel for` on the outermost loops the
 //             dependence test proves parallel, with private, lastprivate and
-//             reduction clauses (OpenMP 5.1, 2.11.4);
+//             reduction clauses (OpenMP 5.1, 2.11.4); "exact": only loops
+//             that need no reduction, so the results stay bit-identical;
 //   order     interchange of a perfect, rectangular band (Allen & Kennedy):
 //             the nest's own band from its outermost loop, and each perfect
 //             band inside it (lu's `for j: for k` under `for i`);
 //   tile      strip-mining and interchange of such a band (Wolf & Lam 1991);
 //   unroll    `#pragma GCC unroll N` on the innermost loops;
 //   simd      `#pragma omp simd` on innermost loops the test proves free of
-//             loop-carried dependences, with reduction clauses.
+//             loop-carried dependences, with reduction clauses; an array
+//             element the loop only accumulates into is kept in a local and
+//             reduced (scalar replacement, Carr & Kennedy 1994).
 // A Plan turns the nests worth transforming into knobs ("gemm.c:84.tile" =
 // "32"), which every agent tunes like the manifest's own; a value the
 // dependence test cannot prove legal is marked unproven (the guided agent
@@ -44,6 +47,7 @@ struct NestChoice {
   int unroll = 0;                  // 0: none
   std::map<int, BandChoice> bands; // by the band's outermost loop: 0 is the nest's own band, others
                                    // the bands of Nest::innerBands()
+  bool exact = false;              // parallel: only loops that need no reduction (results bit-identical)
 };
 
 support::Expected<std::string> rewrite(const FileModel &file, const std::map<size_t, NestChoice> &choices);
