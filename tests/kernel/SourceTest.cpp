@@ -218,6 +218,17 @@ void f(int n) {
   // A conditional update, and an update that is not `x op e`, stay dependences.
   EXPECT_FALSE(parallelism(n, loop(3), nullptr, true).legal);
   EXPECT_FALSE(parallelism(n, loop(4), nullptr, true).legal);
+  // An element written through a macro has no text of the file's own to replace: not kept.
+  const Program macro = parseSource(s, R"(#define AT(i, j) A[i][j]
+double A[50][50];
+void g(int n) {
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < i; k++)
+      AT(i, i) += A[i][k];
+}
+)");
+  const Nest &mn = onlyNest(macro);
+  EXPECT_FALSE(parallelism(mn, 1, nullptr, true).legal);
   // The matmul's sum over k is one too.
   const Program mm = parseSource(s, kMatmulNest);
   const Nest &m = onlyNest(mm);

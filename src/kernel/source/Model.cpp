@@ -402,8 +402,16 @@ private:
       return spelling == expansion;
     };
     if (plain(clang_getRangeStart(r)) && plain(clang_getRangeEnd(r))) {
-      a.begin = offsetOf(clang_getRangeStart(r));
-      a.end = std::max(a.begin, offsetOf(clang_getRangeEnd(r)));
+      size_t begin = offsetOf(clang_getRangeStart(r)), end = offsetOf(clang_getRangeEnd(r));
+      // The text must be the access itself (`A[i][j]`), not a macro's call that expands to it.
+      auto identifier = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+      bool own = end > begin && end <= text_.size() && text_.compare(begin, a.base.size(), a.base) == 0 &&
+                 (begin + a.base.size() == end || !identifier(text_[begin + a.base.size()])) &&
+                 (a.subscripts.empty() || text_[end - 1] == ']');
+      if (own) {
+        a.begin = begin;
+        a.end = end;
+      }
     }
     a.loop = loop;
     a.order = order_++;

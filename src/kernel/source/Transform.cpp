@@ -222,7 +222,7 @@ support::Expected<std::vector<Edit>> restructure(const Nest &n, const std::strin
     Parallelism p = parallelism(n, first, &held);
     if (!p.legal && root == 0)
       p = forced(n, first);
-    if (p.legal || root == 0) {
+    if ((p.legal || root == 0) && !(c.exact && !p.reductions.empty())) {
       // Tiled, the parallel loop is the first tile loop, and every element loop runs inside it: the
       // outermost element loop's variable is private too.
       for (size_t i = b.tile > 0 ? 0 : 1; i < order.size(); ++i) {
