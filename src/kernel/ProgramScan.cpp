@@ -288,7 +288,8 @@ std::vector<Argument> mainArguments(const std::string &source) {
       a.optional = contains(R"(\bif[ \t]*\([^;{}]*)" + compare + R"([^;{}]*\)[ \t\r\n]*$)", head);
     }
     // The value used without it: the ternary's other branch, or the variable's initial value.
-    auto ternary = support::Regex::compile(R"(\?([^:;]+):([^;]+)$)");
+    // (`::` belongs to a name: `argc > 1 ? std::atoi(argv[1]) : 600`)
+    auto ternary = support::Regex::compile(R"(\?((?:[^:;]|::)+):([^;]+)$)");
     if (auto m = ternary ? ternary->findAll(statement, 1) : std::vector<support::RegexMatch>{}; !m.empty()) {
       std::string yes = trimmed(m[0].groups[1]), no = trimmed(m[0].groups[2]);
       a.fallback = yes.find(argv) == std::string::npos ? yes : no.find(argv) == std::string::npos ? no : "";

@@ -676,6 +676,13 @@ TEST(Init, WhatMainsArgumentsSetDecidesHowTheProgramRuns) {
   EXPECT_EQ(size[0].role, Argument::Role::Parameter);
   EXPECT_TRUE(size[0].optional);
   EXPECT_EQ(size[0].fallback, "700");
+  // C++'s qualified names in the branch that reads it.
+  auto qualified = mainArguments("int main(int argc, char **argv) {\n  int n = argc > 1 ? std::atoi(argv[1]) : 600;\n"
+                                 "  unsigned s = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 1u;\n}\n");
+  ASSERT_EQ(qualified.size(), 2u);
+  EXPECT_EQ(qualified[0].fallback, "600");
+  EXPECT_TRUE(qualified[0].optional);
+  EXPECT_EQ(qualified[1].fallback, "1u");
   // An `if` on argc, its own statement or a block; the default is the variable's first value.
   auto guarded = mainArguments("int main(int c, char *v[]) {\n  int steps = 50; long n = (1000);\n"
                                "  if (c >= 2) steps = strtol(v[1], 0, 10);\n  if (c > 2) {\n"
