@@ -229,6 +229,14 @@ void g(int n) {
 )");
   const Nest &mn = onlyNest(macro);
   EXPECT_FALSE(parallelism(mn, 1, nullptr, true).legal);
+  // A loop of thousands of references (each candidate would be paired with each) keeps them in
+  // memory: no elements, and no minutes of bounds tests.
+  std::string big = "double q[4000], r[100];\nvoid h(int n) {\n  for (int j = 0; j < n; j++) {\n";
+  for (int e = 0; e < 2000; ++e)
+    big += fmt::format("    q[{}] += r[j];\n", e);
+  big += "  }\n}\n";
+  const Program many = parseSource(s, big);
+  EXPECT_TRUE(parallelism(onlyNest(many), 0, nullptr, true).elements.empty());
   // The matmul's sum over k is one too.
   const Program mm = parseSource(s, kMatmulNest);
   const Nest &m = onlyNest(mm);

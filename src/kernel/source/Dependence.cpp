@@ -399,6 +399,12 @@ std::string bandBlockers(const Nest &n, const std::vector<int> &band) {
 /// reference to the array in the loop reaches it (lu's `A[i][j] -= A[i][k] * A[k][j]` over k < j).
 std::vector<Parallelism::Element> accumulated(const Nest &n, int loop) {
   std::vector<Parallelism::Element> out;
+  // Each candidate is paired with every reference in the loop (a bounds test each): a loop past
+  // kMaxReferences keeps its elements in memory, as written.
+  constexpr size_t kMaxReferences = 512;
+  if (std::count_if(n.accesses.begin(), n.accesses.end(), [&](const Access &a) { return inside(n, a.loop, loop); }) >
+      static_cast<std::ptrdiff_t>(kMaxReferences))
+    return out;
   std::set<std::string> changing; // the variables of `loop` and the loops inside it, scalars written in it
   for (size_t l = 0; l < n.loops.size(); ++l)
     if (inside(n, static_cast<int>(l), loop))
