@@ -45,20 +45,53 @@ EvalResult failure(EvalStatus status, std::string error, std::string raw = {}) {
 
 } // namespace
 
+namespace {
+
+/// What the region trust check weighs: the savings the timer and the process show, and the noise
+/// allowed between them (the process medians' combined 95% half-widths, at least 2% of the
+/// reference's process time, at most a quarter of the region's saving).
+struct RegionClaim {
+  double savedRegion, savedProcess, noise;
+  bool claims; // the timer reports a real saving: under 0.8 of the reference's region
+};
+
+RegionClaim regionClaim(double refRegion, double refProcess, double refProcessCi, const Timing &t) {
+  RegionClaim c;
+  c.savedRegion = refRegion - t.median;
+  c.savedProcess = refProcess - t.processMedian;
+  double floor = 0.02 * refProcess;
+  // Noise never clears a timer that reports a saving the process lacks: at most a quarter of the claim.
+  c.noise = std::isfinite(refProcessCi) && std::isfinite(t.processCi95)
+                ? std::max(floor, std::min(std::hypot(refProcessCi, t.processCi95), 0.25 * c.savedRegion))
+                : floor;
+  c.claims = t.median < 0.8 * refRegion;
+  return c;
+}
+
+} // namespace
+
 std::optional<std::string> regionDistrusted(double refRegion, double refProcess, double refProcessCi,
                                             const Timing &t) {
-  double savedRegion = refRegion - t.median, savedProcess = refProcess - t.processMedian;
-  double floor = 0.02 * refProcess;
-  // The noise of the two process medians' difference, allowed up to half the claim (at most a quarter
-  // of the region's saving): noise never clears a timer that reports a saving the process lacks.
-  double noise = std::isfinite(refProcessCi) && std::isfinite(t.processCi95)
-                     ? std::max(floor, std::min(std::hypot(refProcessCi, t.processCi95), 0.25 * savedRegion))
-                     : floor;
-  if (t.median < 0.8 * refRegion && savedProcess + noise < 0.5 * savedRegion)
+  RegionClaim c = regionClaim(refRegion, refProcess, refProcessCi, t);
+  if (c.claims && c.savedProcess + c.noise < 0.5 * c.savedRegion)
     return fmt::format("the program's timer reports {:.4g} s less than the reference's, but the whole process "
                        "takes only {:.4g} s less (+-{:.2g} s of noise): the reported time is not trusted",
-                       savedRegion, savedProcess, noise);
+                       c.savedRegion, c.savedProcess, c.noise);
   return std::nullopt;
+}
+
+Timing leastLoaded(const std::vector<Timing> &rounds) {
+  if (rounds.empty())
+    return {};
+  Timing least = rounds.front();
+  std::vector<double> untimed;
+  for (const Timing &t : rounds) {
+    least.median = std::min(least.median, t.median);
+    untimed.push_back(t.processMedian - t.median);
+  }
+  least.processMedian = least.median + *std::min_element(untimed.begin(), untimed.end());
+  least.processCi95 = summarize(untimed, 1).ci95;
+  return least;
 }
 
 /// Whether `v` differs from the reference only by compiler flags and hone's own loop rewrites: then
@@ -215,16 +248,21 @@ namespace {
 /// A timing's failure as a step's status: wrong outputs make the variant invalid; anything else is a
 /// run that failed.
 EvalStatus statusOf(const support::Error &e) {
-  return e.message.rfind(kTimedWrongResult, 0) == 0 ? EvalStatus::Invalid : EvalStatus::RunFailed;
+  return e.message.rfind(kTimedWrongResult, 0) == 0 || e.message.rfind(kUntrustedTimer, 0) == 0 ? EvalStatus::Invalid
+                                                                                                : EvalStatus::RunFailed;
 }
 } // namespace
 
 support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir) {
+  return time(v, exe, dir, manifest_.timing, true);
+}
+
+support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::string &exe, const std::string &dir,
+                                                const TimingSpec &t, bool checkTimedOutputs) {
   // Timed runs take turns where they share a machine; a cluster's jobs run on nodes of their own.
   std::unique_lock<std::mutex> lock(timing_, std::defer_lock);
   if (!manifest_.executor || manifest_.executor->sharesMachine())
     lock.lock();
-  const TimingSpec &t = manifest_.timing;
   bool reference = &v == &reference_;
   if (reference)
     guardReference();
@@ -234,7 +272,7 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
   // are compared with the reference's on the same input.
   // Not the reference's own timings, nor one before prepare() (no reference to compare with: `hone
   // kernel check` times the unmodified program so), nor a split timed build's (it prints no outputs).
-  bool checkOutputs = !reference && !referenceExe_.empty() && !manifest_.splitBuilds();
+  bool checkOutputs = checkTimedOutputs && !reference && !referenceExe_.empty() && !manifest_.splitBuilds();
   // Outputs that do not depend on the input are known already: every run is compared, for free.
   std::vector<double> fixed;
   if (checkOutputs && fixedInputs_) {
@@ -285,9 +323,13 @@ support::Expected<Timing> KernelEvaluator::time(const Variant &v, const std::str
       return support::Error{fmt::format("timing run {}: {}", i + 1, r.error)};
     double s = t.mode == "region" ? r.regionS : r.process.seconds;
     if (t.mode == "region" && r.regionS > r.process.seconds * 1.05 + 0.01)
-      return support::Error{fmt::format("the reported region time {:.4g} s exceeds the process's {:.4g} s: the "
-                                        "program's timer cannot be trusted",
-                                        r.regionS, r.process.seconds)};
+      return support::Error{fmt::format("{}: the reported region time {:.4g} s exceeds the process's {:.4g} s",
+                                        kUntrustedTimer, r.regionS, r.process.seconds)};
+    // A time of zero would score without bound: a timer too coarse for the region, or one that times nothing.
+    if (t.mode == "region" && !(r.regionS > 0))
+      return support::Error{fmt::format("{}: timing run {} reports {:g} s (too short for the program's clock, or "
+                                        "nothing timed)",
+                                        kUntrustedTimer, i + 1, r.regionS)};
     samples.push_back(s);
     process.push_back(r.process.seconds);
     if (static_cast<int>(samples.size()) >= t.minRepeats) {
@@ -354,6 +396,7 @@ double KernelEvaluator::referenceForScoring() {
   }
   return referenceSeconds();
 }
+
 
 support::Expected<std::vector<std::vector<double>>>
 KernelEvaluator::interleaved(const std::vector<Contender> &contenders, int rounds) {
@@ -435,7 +478,7 @@ nlohmann::json KernelEvaluator::compareWithCompilerOnly(const Variant &best, int
 }
 
 std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const std::string &exe,
-                                                       const std::string &dir, Timing *timing) {
+                                                       const std::string &dir, const Timing &timing) {
   // A program's own timer (region mode) is believed only as far as the whole process agrees
   // (regionDistrusted), within the process times' noise: untimed work (a large dump) may make the
   // process time too noisy to show an honest kernel's saving, and then it accuses nobody.
@@ -445,18 +488,34 @@ std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const s
     refRegion = refRegionS_, refProcess = refProcessS_, refCi = refProcessCi_;
   }
   if (manifest_.timing.mode != "region" || refProcess <= 0 || timerUntouched(manifest_, v) ||
-      !regionDistrusted(refRegion, refProcess, refCi, *timing))
+      !regionClaim(refRegion, refProcess, refCi, timing).claims)
     return std::nullopt;
-  // The machine may have changed since the reference was timed: time both again, side by side, and
-  // accuse the timer only if the fresh pair still disagrees.
-  auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
-  auto again = time(v, exe, dir);
-  if (!ref || !again)
-    return failure(ref ? statusOf(again.error()) : EvalStatus::RunFailed,
-                   "re-measuring the region: " + (ref ? again.error().message : ref.error().message));
-  if (auto why = regionDistrusted(ref->median, ref->processMedian, ref->processCi95, *again))
+  // The reference's process time was measured at another moment, and a shared machine's load comes in
+  // bursts that can hide a saving or invent one: a claimed saving is checked side by side. The reference
+  // and the candidate run alternately, one run at a time (no burst favours either), and each is judged
+  // by its least loaded runs (load only ever adds time): the least region time, and the least time
+  // outside the region, which a run's own region time leaves free of the kernel's run-to-run variation
+  // (page placement, frequency). A timer that hides work moves it outside the region. The outputs of
+  // the candidate's timed runs were checked already.
+  std::vector<Contender> pair = {{&reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string()},
+                                 {&v, exe, dir}};
+  TimingSpec single = manifest_.timing;
+  single.minRepeats = single.maxRepeats = 1;
+  std::vector<Timing> runs[2];
+  for (int round = 0; round < kRegionRecheckRounds; ++round) {
+    single.warmup = round == 0 ? manifest_.timing.warmup : 0;
+    for (size_t k = 0; k < pair.size(); ++k) {
+      size_t slot = (k + static_cast<size_t>(round)) % pair.size();
+      auto t = time(*pair[slot].variant, pair[slot].exe, pair[slot].dir, single, false);
+      if (!t)
+        return failure(statusOf(t.error()), "re-measuring the region: " + t.error().message);
+      t->processCi95 = INFINITY; // one run
+      runs[slot].push_back(*t);
+    }
+  }
+  Timing ref = leastLoaded(runs[0]), again = leastLoaded(runs[1]);
+  if (auto why = regionDistrusted(ref.median, ref.processMedian, ref.processCi95, again))
     return failure(EvalStatus::Invalid, *why);
-  *timing = *again;
   return std::nullopt;
 }
 
@@ -503,7 +562,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   auto timing = time(*variant, exe, dir);
   if (!timing)
     return done(failure(statusOf(timing.error()), timing.error().message));
-  if (auto bad = checkRegion(*variant, exe, dir, &*timing))
+  if (auto bad = checkRegion(*variant, exe, dir, *timing))
     return done(*bad);
   auto scoreOf = [&](const Timing &t) { return reference > 0 ? reference / t.median : 1.0 / t.median; };
   double score = scoreOf(*timing);

@@ -44,6 +44,9 @@ inline constexpr uint64_t kTimingSeedSpan = 1000000000;
 inline constexpr size_t kTimedRunsChecked = 1;
 /// The start of a timing's error when a timed run's outputs are wrong (the step is invalid, not failed).
 inline constexpr const char *kTimedWrongResult = "wrong result on a timed run";
+/// The start of a timing's error when the program's own timer (region mode) reports a time it cannot
+/// have taken: more than the whole process, or none at all (the step is invalid, not failed).
+inline constexpr const char *kUntrustedTimer = "the reported time is not trusted";
 
 struct EvaluatorSettings {
   std::string workdir;     // candidates build and run in workdir/<hash>/
@@ -69,6 +72,13 @@ bool timerUntouched(const Manifest &m, const Variant &v);
 /// and at most a quarter of the claimed saving; an unknown half-width counts as that 2%). The reason when not trusted.
 std::optional<std::string> regionDistrusted(double refRegion, double refProcess, double refProcessCi,
                                             const Timing &candidate);
+/// Timings of one program over rounds as one, each side at its least loaded (load only adds time): the
+/// least region median, and as the process time that plus the least time outside the region (process
+/// less region, per round: the kernel's own variation cancels), whose spread is the 95% half-width.
+Timing leastLoaded(const std::vector<Timing> &rounds);
+/// Region mode: a candidate whose timer claims a saving and the reference run alternately this many
+/// times each, and the least loaded runs of both decide whether the timer is believed.
+inline constexpr int kRegionRecheckRounds = 5;
 
 class KernelEvaluator {
 public:
@@ -113,6 +123,9 @@ public:
   /// the reference's on the same inputs: a variant that computes only when validated fails
   /// (kTimedWrongResult). Neither the reference's own timings nor any before prepare() are checked.
   support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir);
+  /// The same under `spec` (warm-up and repeats), the timed runs' outputs checked or not.
+  support::Expected<Timing> time(const Variant &v, const std::string &exe, const std::string &dir,
+                                 const TimingSpec &spec, bool checkTimedOutputs);
 
   /// A built program to time side by side with others.
   struct Contender {
@@ -132,10 +145,10 @@ public:
   nlohmann::json compareWithCompilerOnly(const Variant &best, int rounds);
 
 private:
-  /// Region mode: the failure when the reported time is not trusted (after a side-by-side re-timing,
-  /// which replaces `timing` when it clears the candidate); nullopt otherwise.
+  /// Region mode: the failure when the reported time is not trusted (judged side by side with the
+  /// reference whenever `timing` claims a saving); nullopt otherwise.
   std::optional<engine::EvalResult> checkRegion(const Variant &v, const std::string &exe, const std::string &dir,
-                                                Timing *timing);
+                                                const Timing &timing);
   std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
   /// The reference's printed units on `seed` (null: none recorded, binary outputs).
   const std::vector<double> *unitsOf(uint64_t seed) const;
