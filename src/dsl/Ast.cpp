@@ -120,7 +120,13 @@ public:
     case ExprKind::Star: line(depth, "Star", e.range); break;
     case ExprKind::Unpack: line(depth, "Unpack", e.range); break;
     case ExprKind::Unary: line(depth, e.unaryOp == UnaryOp::Neg ? "Unary -" : "Unary !", e.range); break;
-    case ExprKind::Binary: line(depth, fmt::format("Binary {}", toString(e.binaryOp)), e.range); break;
+    case ExprKind::Binary: {
+      std::string ops;
+      for (BinaryOp op : e.binaryOps)
+        ops += fmt::format(" {}", toString(op));
+      line(depth, "Binary" + ops, e.range);
+      break;
+    }
     case ExprKind::Ternary: line(depth, "Ternary", e.range); break;
     case ExprKind::Tuple: line(depth, fmt::format("Tuple {}", e.operands.size()), e.range); break;
     case ExprKind::Call: line(depth, "Call", e.range); break;

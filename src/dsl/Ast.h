@@ -66,7 +66,8 @@ enum class ExprKind {
   Star,          //                          '*' in an index: any processor along a dim
   Unpack,        // operands[0]              '*t' spreads a tuple into a list
   Unary,         // unaryOp, operands[0]
-  Binary,        // binaryOp, operands[0..1]
+  Binary,        // operands[0..n-1], n >= 2, joined left to right by binaryOps[0..n-2], all of one
+                 // precedence: a chain such as 1+2-3+... is one node, however long
   Ternary,       // operands[0] ? operands[1] : operands[2]
   Tuple,         // operands = elements      (a, b), and (a,) for one element
   Call,          // operands[0] = callee, operands[1..] = arguments
@@ -81,7 +82,9 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 /// The deepest expression tree the parser builds: every pass over a tree (checking, formatting,
 /// interpreting, compiling, destroying) recurses on it, so a deeper one is refused with a located
-/// error instead of exhausting the stack (docs/DEVELOPING.md lists hone's limits).
+/// error instead of exhausting the stack (docs/DEVELOPING.md lists hone's limits). Only real nesting
+/// counts: parentheses, operands of unary operators, calls, indices, conditionals and operators of
+/// different precedence; a chain of operators of one precedence is one node, walked in a loop.
 inline constexpr int kMaxExprDepth = 200;
 
 struct Expr {
@@ -91,7 +94,7 @@ struct Expr {
   bool boolValue = false;
   std::string name;
   SourceRange nameRange;
-  BinaryOp binaryOp = BinaryOp::Add;
+  std::vector<BinaryOp> binaryOps; // Binary: binaryOps[i - 1] joins operands[i] to what precedes it
   UnaryOp unaryOp = UnaryOp::Neg;
   ProcKind proc = ProcKind::CPU;
   MemKind mem = MemKind::SYSMEM;

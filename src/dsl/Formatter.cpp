@@ -35,9 +35,11 @@ std::string expr(const Expr &e, int parentPrec) {
   case ExprKind::Unary:
     return wrap(std::string(e.unaryOp == UnaryOp::Neg ? "-" : "!") + expr(*e.operands[0], kUnaryPrec), kUnaryPrec);
   case ExprKind::Binary: {
-    int p = precedence(e.binaryOp);
-    return wrap(fmt::format("{} {} {}", expr(*e.operands[0], p), toString(e.binaryOp), expr(*e.operands[1], p + 1)),
-                p);
+    int p = precedence(e.binaryOps.front());
+    std::string text = expr(*e.operands[0], p);
+    for (size_t i = 1; i < e.operands.size(); ++i)
+      text += fmt::format(" {} {}", toString(e.binaryOps[i - 1]), expr(*e.operands[i], p + 1));
+    return wrap(std::move(text), p);
   }
   case ExprKind::Ternary:
     // A conditional inside another keeps its parentheses: the reference implementation groups an

@@ -381,26 +381,37 @@ private:
     }
   }
 
+  // A chain `a op b op c ...` (one precedence) folds left to right in a loop: its length costs no
+  // stack. `&&` and `||` stop at the first operand that decides.
   Value binary(const Expr &e, Locals *locals) {
-    BinaryOp op = e.binaryOp;
-    if (op == BinaryOp::And || op == BinaryOp::Or) {
-      Value a = eval(*e.operands[0], locals);
-      auto ab = a.as<bool>();
-      if (!ab)
-        fault(e.operands[0]->range, fmt::format("'{}' needs bools, not {}", toString(op), a.typeName()));
-      if ((op == BinaryOp::And && !*ab) || (op == BinaryOp::Or && *ab))
-        return Value{*ab};
-      Value b = eval(*e.operands[1], locals);
-      auto bb = b.as<bool>();
-      if (!bb)
-        fault(e.operands[1]->range, fmt::format("'{}' needs bools, not {}", toString(op), b.typeName()));
-      return Value{*bb};
+    BinaryOp first = e.binaryOps.front();
+    if (first == BinaryOp::And || first == BinaryOp::Or) {
+      for (size_t i = 0; i < e.operands.size(); ++i) {
+        BinaryOp op = e.binaryOps[i == 0 ? 0 : i - 1];
+        Value v = eval(*e.operands[i], locals);
+        auto b = v.as<bool>();
+        if (!b)
+          fault(e.operands[i]->range, fmt::format("'{}' needs bools, not {}", toString(op), v.typeName()));
+        if (i + 1 == e.operands.size() || (op == BinaryOp::And && !*b) || (op == BinaryOp::Or && *b))
+          return Value{*b};
+      }
     }
-    Value a = eval(*e.operands[0], locals);
-    Value b = eval(*e.operands[1], locals);
+    Value acc = eval(*e.operands[0], locals);
+    for (size_t i = 1; i < e.operands.size(); ++i) {
+      if (i > 1)
+        spend(1, e.range);
+      SourceRange whole{e.range.begin, e.operands[i]->range.end};
+      SourceRange left{e.range.begin, e.operands[i - 1]->range.end};
+      acc = apply(e.binaryOps[i - 1], acc, eval(*e.operands[i], locals), whole, left, e.operands[i]->range);
+    }
+    return acc;
+  }
+
+  // One operator on two values; `whole`, `left` and `right` locate the step and its operands.
+  Value apply(BinaryOp op, const Value &a, const Value &b, SourceRange whole, SourceRange left, SourceRange right) {
     if (op == BinaryOp::Eq || op == BinaryOp::Ne) {
       if (a.v.index() != b.v.index())
-        fault(e.range, fmt::format("cannot compare {} with {}", a.typeName(), b.typeName()));
+        fault(whole, fmt::format("cannot compare {} with {}", a.typeName(), b.typeName()));
       bool eq = equalValues(a, b);
       return Value{op == BinaryOp::Eq ? eq : !eq};
     }
@@ -408,7 +419,7 @@ private:
       auto x = a.as<int64_t>();
       auto y = b.as<int64_t>();
       if (!x || !y)
-        fault(e.range, fmt::format("'{}' compares ints, not {} and {}", toString(op), a.typeName(), b.typeName()));
+        fault(whole, fmt::format("'{}' compares ints, not {} and {}", toString(op), a.typeName(), b.typeName()));
       switch (op) {
       case BinaryOp::Lt: return Value{*x < *y};
       case BinaryOp::Gt: return Value{*x > *y};
@@ -420,22 +431,22 @@ private:
     auto x = a.as<int64_t>();
     auto y = b.as<int64_t>();
     if (x && y)
-      return makeInt(intOp(op, *x, *y, e.range));
+      return makeInt(intOp(op, *x, *y, whole));
     bool at = a.as<TupleValue>() != nullptr, bt = b.as<TupleValue>() != nullptr;
     if ((at || x) && (bt || y)) {
-      std::vector<int64_t> l = at ? asIntTuple(a, e.operands[0]->range, "a tuple in arithmetic") : std::vector<int64_t>{};
-      std::vector<int64_t> r = bt ? asIntTuple(b, e.operands[1]->range, "a tuple in arithmetic") : std::vector<int64_t>{};
+      std::vector<int64_t> l = at ? asIntTuple(a, left, "a tuple in arithmetic") : std::vector<int64_t>{};
+      std::vector<int64_t> r = bt ? asIntTuple(b, right, "a tuple in arithmetic") : std::vector<int64_t>{};
       if (at && bt && l.size() != r.size())
-        fault(e.range, fmt::format("tuples of different lengths ({} and {}) in '{}'", l.size(), r.size(),
-                                   toString(op)));
+        fault(whole, fmt::format("tuples of different lengths ({} and {}) in '{}'", l.size(), r.size(),
+                                 toString(op)));
       size_t n = at ? l.size() : r.size();
       std::vector<int64_t> out;
       for (size_t i = 0; i < n; ++i)
-        out.push_back(intOp(op, at ? l[i] : *x, bt ? r[i] : *y, e.range));
+        out.push_back(intOp(op, at ? l[i] : *x, bt ? r[i] : *y, whole));
       return makeIntTuple(out);
     }
-    fault(e.range, fmt::format("'{}' needs ints or tuples of ints, not {} and {}", toString(op), a.typeName(),
-                               b.typeName()));
+    fault(whole, fmt::format("'{}' needs ints or tuples of ints, not {} and {}", toString(op), a.typeName(),
+                             b.typeName()));
   }
 
   static int64_t normalizeIndex(int64_t i, size_t n) { return i < 0 ? static_cast<int64_t>(n) + i : i; }

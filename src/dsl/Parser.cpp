@@ -775,7 +775,10 @@ private:
     }
   }
 
-  // binary := unary (op unary)*, by precedence climbing; all operators are left-associative.
+  // binary := unary (op unary)*, by precedence climbing; all operators are left-associative. A run of
+  // operators of one precedence makes one node (a chain), so `1+1+...+1` is as deep as `1+1`. A left
+  // operand in parentheses that is a chain of the same precedence joins it: `(a + b) - c` means
+  // `a + b - c`, and both read as one tree (as they did when every operator was a node of its own).
   ExprPtr parseBinary(int minPrec) {
     ExprPtr lhs = parseUnary();
     while (auto op = binaryOpAt()) {
@@ -784,8 +787,19 @@ private:
         break;
       advance();
       ExprPtr rhs = parseBinary(prec + 1);
+      if (lhs->kind == ExprKind::Binary && precedence(lhs->binaryOps.front()) == prec) {
+        lhs->range.end = rhs->range.end;
+        lhs->height = std::max(lhs->height, rhs->height + 1);
+        lhs->binaryOps.push_back(*op);
+        lhs->operands.push_back(std::move(rhs));
+        if (lhs->height > kMaxExprDepth) {
+          diags_.error(lhs->range, fmt::format("expression nested deeper than {} levels", kMaxExprDepth));
+          throw SyntaxError{};
+        }
+        continue;
+      }
       auto e = make(ExprKind::Binary, SourceRange{lhs->range.begin, rhs->range.end});
-      e->binaryOp = *op;
+      e->binaryOps.push_back(*op);
       e->operands.push_back(std::move(lhs));
       e->operands.push_back(std::move(rhs));
       lhs = sealed(std::move(e));

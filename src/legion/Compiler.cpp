@@ -178,15 +178,47 @@ public:
     return "v_" + n;
   }
 
+  static constexpr size_t kNestedChain = 16;
+
+  // A chain `a op b op c ...` of one precedence: nested calls while short, as a reader would write it;
+  // a long one folds in a lambda, one statement per operand, so that neither this compiler nor the C++
+  // compiler after it recurses once per operand.
   std::string binary(const Expr &e) {
-    const char *fn = nullptr;
-    switch (e.binaryOp) {
-    case BinaryOp::And:
-    case BinaryOp::Or: {
-      const char *op = e.binaryOp == BinaryOp::And ? "&&" : "||";
-      return fmt::format("Value(truth({}, \"'{}'\") {} truth({}, \"'{}'\"))", expr(*e.operands[0]), op, op,
-                         expr(*e.operands[1]), op);
+    BinaryOp first = e.binaryOps.front();
+    bool logical = first == BinaryOp::And || first == BinaryOp::Or;
+    if (e.operands.size() > kNestedChain) {
+      std::string out = "[&]() -> Value { ";
+      if (logical) {
+        const char *op = first == BinaryOp::And ? "&&" : "||";
+        for (size_t i = 0; i + 1 < e.operands.size(); ++i)
+          out += fmt::format("if ({}truth({}, \"'{}'\")) return Value({}); ", first == BinaryOp::And ? "!" : "",
+                             expr(*e.operands[i]), op, first == BinaryOp::Or);
+        return out + fmt::format("return Value(truth({}, \"'{}'\")); }}()", expr(*e.operands.back()), op);
+      }
+      out += fmt::format("Value acc = {}; ", expr(*e.operands[0]));
+      for (size_t i = 1; i < e.operands.size(); ++i)
+        out += fmt::format("acc = {}(acc, {}); ", function(e.binaryOps[i - 1]), expr(*e.operands[i]));
+      return out + "return acc; }()";
     }
+    std::string out = expr(*e.operands[0]);
+    for (size_t i = 1; i < e.operands.size(); ++i) {
+      BinaryOp op = e.binaryOps[i - 1];
+      if (logical) {
+        const char *text = op == BinaryOp::And ? "&&" : "||";
+        out = fmt::format("Value(truth({}, \"'{}'\") {} truth({}, \"'{}'\"))", out, text, text, expr(*e.operands[i]),
+                          text);
+      } else {
+        out = fmt::format("{}({}, {})", function(op), out, expr(*e.operands[i]));
+      }
+    }
+    return out;
+  }
+
+  static const char *function(BinaryOp op) {
+    const char *fn = nullptr;
+    switch (op) {
+    case BinaryOp::And:
+    case BinaryOp::Or: HONE_UNREACHABLE("logical operators are no function calls");
     case BinaryOp::Add: fn = "add"; break;
     case BinaryOp::Sub: fn = "sub"; break;
     case BinaryOp::Mul: fn = "mul"; break;
@@ -199,7 +231,7 @@ public:
     case BinaryOp::Eq: fn = "eq"; break;
     case BinaryOp::Ne: fn = "ne"; break;
     }
-    return fmt::format("{}({}, {})", fn, expr(*e.operands[0]), expr(*e.operands[1]));
+    return fn;
   }
 
   std::string call(const Expr &e) {

@@ -13,8 +13,12 @@ using support::Expected;
 struct Expr::Node {
   enum class Kind { Number, Name, Neg, Binary, Call } kind = Kind::Number;
   double number = 0;
-  std::string name; // Name, Call (function), Binary (operator)
+  std::string name; // Name, Call (function)
   std::vector<std::shared_ptr<const Node>> operands;
+  // Binary: a chain of operators of one precedence, ops[i - 1] (at column opColumns[i - 1]) joining
+  // operands[i] to what precedes it, folded left to right: `1+1+...+1` is one node.
+  std::vector<std::string> ops;
+  std::vector<int> opColumns;
   int column = 1;
   int height = 1; // of the tree below and including this node
 };
@@ -25,7 +29,8 @@ using NodePtr = std::shared_ptr<const Expr::Node>;
 using Node = Expr::Node;
 
 // Model expressions are short formulas; a tree deeper than this (or parentheses nested deeper) is
-// refused with its column instead of exhausting the stack when evaluated or parsed.
+// refused with its column instead of exhausting the stack when evaluated or parsed. A chain of one
+// precedence's operators is one node, however long.
 constexpr int kMaxDepth = 100;
 
 class Parser {
@@ -61,10 +66,46 @@ private:
   static NodePtr binary(std::string op, NodePtr a, NodePtr b, int column) {
     auto n = std::make_shared<Node>();
     n->kind = Node::Kind::Binary;
-    n->name = std::move(op);
+    n->ops = {std::move(op)};
+    n->opColumns = {column};
     n->operands = {std::move(a), std::move(b)};
     n->column = column;
     return sealed(n);
+  }
+  // `a op b op c ...` at one precedence: one chain node, each further operand appended.
+  template <typename Operand> Expected<NodePtr> chain(Operand parseOperand, const std::vector<std::string_view> &ops) {
+    auto first = parseOperand();
+    if (!first)
+      return first;
+    std::shared_ptr<Node> n;
+    for (;;) {
+      skipSpace();
+      int column = static_cast<int>(pos_) + 1; // the operator's
+      std::string_view op;
+      for (std::string_view o : ops)
+        if (eat(o)) {
+          op = o;
+          break;
+        }
+      if (op.empty())
+        return n ? checked(NodePtr(n)) : first;
+      auto rhs = parseOperand();
+      if (!rhs)
+        return rhs;
+      if (!n) {
+        n = std::make_shared<Node>();
+        n->kind = Node::Kind::Binary;
+        n->operands = {*first};
+        n->column = column;
+        n->height = (*first)->height + 1;
+      }
+      n->ops.emplace_back(op);
+      n->opColumns.push_back(column);
+      n->height = std::max(n->height, (*rhs)->height + 1);
+      n->operands.push_back(*rhs);
+      if (n->height > kMaxDepth)
+        return Error{fmt::format("expression nested deeper than {} levels", kMaxDepth), 0, n->column};
+    }
   }
   static std::shared_ptr<Node> sealed(std::shared_ptr<Node> n) {
     for (const auto &o : n->operands)
@@ -89,42 +130,11 @@ private:
     Nesting nesting(depth_);
     if (depth_ > 2 * kMaxDepth) // one level of parentheses is two here: parseSum and parseUnary
       return fail(fmt::format("expression nested deeper than {} levels", kMaxDepth));
-    auto lhs = parseProduct();
-    if (!lhs)
-      return lhs;
-    NodePtr node = *lhs;
-    for (;;) {
-      int column = static_cast<int>(pos_) + 1;
-      std::string op = eat("+") ? "+" : eat("-") ? "-" : "";
-      if (op.empty())
-        return node;
-      auto rhs = parseProduct();
-      if (!rhs)
-        return rhs;
-      auto grown = checked(binary(op, node, *rhs, column));
-      if (!grown)
-        return grown;
-      node = *grown;
-    }
+    return chain([this] { return parseProduct(); }, {"+", "-"});
   }
   Expected<NodePtr> parseProduct() {
-    auto lhs = parseUnary();
-    if (!lhs)
-      return lhs;
-    NodePtr node = *lhs;
-    for (;;) {
-      int column = static_cast<int>(pos_) + 1;
-      std::string op = eat("*") ? "*" : eat("//") ? "//" : eat("/") ? "/" : eat("%") ? "%" : "";
-      if (op.empty())
-        return node;
-      auto rhs = parseUnary();
-      if (!rhs)
-        return rhs;
-      auto grown = checked(binary(op, node, *rhs, column));
-      if (!grown)
-        return grown;
-      node = *grown;
-    }
+    // '//' before '/': eat("/") never takes the first half of '//'
+    return chain([this] { return parseUnary(); }, {"*", "//", "/", "%"});
   }
   Expected<NodePtr> parseUnary() {
     Nesting nesting(depth_);
@@ -226,6 +236,19 @@ private:
   int depth_ = 0;
 };
 
+Expected<double> applyBinary(const std::string &op, double a, double b, int column) {
+  if (op == "+") return a + b;
+  if (op == "-") return a - b;
+  if (op == "*") return a * b;
+  if (op == "^") return std::pow(a, b);
+  if (b == 0)
+    return Error{fmt::format("division by zero in '{}'", op), 0, column};
+  if (op == "/")
+    return a / b;
+  double q = std::floor(a / b);
+  return op == "//" ? q : a - q * b; // '//' or '%'
+}
+
 Expected<double> evalNode(const Node &n, const std::function<std::optional<double>(const std::string &)> &lookup) {
   switch (n.kind) {
   case Node::Kind::Number: return n.number;
@@ -241,7 +264,16 @@ Expected<double> evalNode(const Node &n, const std::function<std::optional<doubl
       return v;
     return -*v;
   }
-  case Node::Kind::Binary:
+  case Node::Kind::Binary: {
+    auto acc = evalNode(*n.operands[0], lookup);
+    for (size_t i = 1; acc && i < n.operands.size(); ++i) {
+      auto v = evalNode(*n.operands[i], lookup);
+      if (!v)
+        return v;
+      acc = applyBinary(n.ops[i - 1], *acc, *v, n.opColumns[i - 1]);
+    }
+    return acc;
+  }
   case Node::Kind::Call: {
     std::vector<double> args;
     for (const auto &op : n.operands) {
@@ -251,24 +283,6 @@ Expected<double> evalNode(const Node &n, const std::function<std::optional<doubl
       args.push_back(*v);
     }
     const std::string &f = n.name;
-    auto divisor = [&]() -> Expected<double> {
-      if (args[1] == 0)
-        return Error{fmt::format("division by zero in '{}'", f), 0, n.column};
-      return args[1];
-    };
-    if (f == "+") return args[0] + args[1];
-    if (f == "-") return args[0] - args[1];
-    if (f == "*") return args[0] * args[1];
-    if (f == "^") return std::pow(args[0], args[1]);
-    if (f == "/" || f == "//" || f == "%") {
-      auto d = divisor();
-      if (!d)
-        return d;
-      if (f == "/")
-        return args[0] / *d;
-      double q = std::floor(args[0] / *d);
-      return f == "//" ? q : args[0] - q * *d;
-    }
     if (f == "min") return std::min(args[0], args[1]);
     if (f == "max") return std::max(args[0], args[1]);
     if (f == "floor") return std::floor(args[0]);

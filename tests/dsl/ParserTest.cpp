@@ -72,9 +72,16 @@ TEST(Parser, PrecedenceAndAssociativity) {
   EXPECT_EQ(dsl::formatExpr(valueOf(c.program, 0)), "1 + 2 * 3 - 4 / 2 % 3");
   const auto &b = valueOf(c.program, 1);
   EXPECT_EQ(b.kind, dsl::ExprKind::Ternary);
-  EXPECT_EQ(b.operands[0]->binaryOp, dsl::BinaryOp::Or);
+  EXPECT_EQ(b.operands[0]->binaryOps, std::vector<dsl::BinaryOp>{dsl::BinaryOp::Or});
+  // Operators of one precedence make one chain, read left to right: (10 - 3) - 2.
   const auto &d = valueOf(c.program, 3);
-  EXPECT_EQ(d.operands[0]->kind, dsl::ExprKind::Binary) << "left-associative: (10 - 3) - 2";
+  EXPECT_EQ(d.kind, dsl::ExprKind::Binary);
+  EXPECT_EQ(d.operands.size(), 3u);
+  EXPECT_EQ(d.binaryOps, (std::vector<dsl::BinaryOp>{dsl::BinaryOp::Sub, dsl::BinaryOp::Sub}));
+  const auto &a = valueOf(c.program, 0); // 1 + (2 * 3) - (4 / 2 % 3): a chain of three, two of them chains
+  ASSERT_EQ(a.operands.size(), 3u);
+  EXPECT_EQ(a.operands[1]->binaryOps, std::vector<dsl::BinaryOp>{dsl::BinaryOp::Mul});
+  EXPECT_EQ(a.operands[2]->binaryOps, (std::vector<dsl::BinaryOp>{dsl::BinaryOp::Div, dsl::BinaryOp::Mod}));
   const auto &e = valueOf(c.program, 4);
   EXPECT_EQ(e.operands[2]->kind, dsl::ExprKind::Ternary) << "right-nested ternary";
 }

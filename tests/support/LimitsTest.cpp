@@ -35,11 +35,47 @@ void expectOneDepthError(const std::string &policy) {
 
 TEST(Limits, DeepExpressionsAreALocatedErrorNotACrash) {
   expectOneDepthError("x = " + repeat("(", 20000) + "1" + repeat(")", 20000) + ";\n");
-  expectOneDepthError("x = " + repeat("1 + ", 30000) + "1;\n");
+  expectOneDepthError("x = " + repeat("1 + (", 20000) + "1" + repeat(")", 20000) + ";\n");
   expectOneDepthError("x = " + repeat("- ", 20000) + "1;\n");
   expectOneDepthError("x = " + repeat("True ? 1 : ", 20000) + "2;\n");
   expectOneDepthError("x = " + repeat("(1, ", 5000) + "1" + repeat(")", 5000) + ";\n");
   expectOneDepthError("def f(Task t) {\n  return " + repeat("(", 20000) + "t" + repeat(")", 20000) + ";\n}\n");
+}
+
+TEST(Limits, AChainOfOnePrecedenceIsNotNesting) {
+  // 40,000 terms, nothing nested: checked, formatted back to the same text, evaluated in a loop.
+  std::string sum = repeat("1 + 2 - ", 20000) + "1";
+  std::string all = repeat("True && ", 40000) + "True";
+  std::string any = repeat("False || ", 40000) + "True";
+  std::string mixed = repeat("2 * 3 + ", 20000) + "1";
+  auto c = test::checkText("x = " + sum + ";\ny = " + all + ";\nz = " + any + ";\nw = " + mixed + ";\n");
+  ASSERT_TRUE(c.ok()) << test::diagText(c).substr(0, 2000);
+  std::string formatted = dsl::format(c.program);
+  EXPECT_NE(formatted.find("x = " + sum + ";"), std::string::npos);
+  EXPECT_NE(formatted.find("w = " + mixed + ";"), std::string::npos);
+  dsl::MachineShape shape;
+  shape.nodes = 1;
+  shape.procsPerNode[dsl::ProcKind::CPU] = 1;
+  dsl::Interpreter in(c.program, shape);
+  auto ok = in.initialize();
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_EQ(in.globals().at("x").str(), "20001");
+  EXPECT_EQ(in.globals().at("y").str(), "True");
+  EXPECT_EQ(in.globals().at("z").str(), "True");
+  EXPECT_EQ(in.globals().at("w").str(), "120001");
+  // A fault in the middle of a chain names the step it happened at.
+  auto bad = test::checkText("q = 1 + 2 + 3 / 0 + 4;\n");
+  ASSERT_TRUE(bad.ok());
+  dsl::Interpreter faulty(bad.program, shape);
+  auto fault = faulty.initialize();
+  ASSERT_FALSE(fault.ok());
+  EXPECT_NE(fault.error().message.find("by zero"), std::string::npos) << fault.error().message;
+  auto typed = test::checkText("q = 1 + 2 + True + 4;\n");
+  ASSERT_TRUE(typed.ok());
+  dsl::Interpreter wrong(typed.program, shape);
+  auto mismatch = wrong.initialize();
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.error().column, 5) << mismatch.error().message; // the step '1 + 2 + True' from its start
 }
 
 TEST(Limits, ExpressionsWithinTheLimitCheckFormatAndEvaluate) {
@@ -113,9 +149,23 @@ TEST(Limits, DeepModelExpressionsAreErrors) {
   auto deep = model::Expr::parse(repeat("(", 20000) + "1" + repeat(")", 20000));
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.error().message.find("nested deeper than 100 levels"), std::string::npos) << deep.error().message;
-  auto sum = model::Expr::parse(repeat("1 + ", 30000) + "1");
-  ASSERT_FALSE(sum.ok());
-  EXPECT_NE(sum.error().message.find("nested deeper"), std::string::npos);
+  auto nested = model::Expr::parse(repeat("1 + (", 20000) + "1" + repeat(")", 20000));
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("nested deeper"), std::string::npos);
+  // A chain of one precedence is not nesting: parsed and evaluated in a loop.
+  auto sum = model::Expr::parse(repeat("1 + 2 - ", 20000) + "1");
+  ASSERT_TRUE(sum.ok()) << sum.error().message;
+  auto none = [](const std::string &) -> std::optional<double> { return std::nullopt; };
+  EXPECT_EQ(*sum->eval(none), 20001);
+  auto product = model::Expr::parse(repeat("2 * 3 / 6 * ", 20000) + "7 // 2 % 2");
+  ASSERT_TRUE(product.ok()) << product.error().message;
+  EXPECT_EQ(*product->eval(none), 1); // ((... * 7) // 2) % 2 = 3 % 2
+  auto zero = model::Expr::parse("1 + 8 / 2 / 0");
+  ASSERT_TRUE(zero.ok());
+  auto z = zero->eval(none);
+  ASSERT_FALSE(z.ok());
+  EXPECT_EQ(z.error().column, 11) << z.error().message; // the second '/'
+  EXPECT_EQ(*model::Expr::parse("2 ^ 3 ^ 2")->eval(none), 512); // '^' stays right-associative
   auto signs = model::Expr::parse(repeat("-", 30000) + "1");
   ASSERT_FALSE(signs.ok());
   auto fine = model::Expr::parse(repeat("(", 50) + "2 * 3" + repeat(")", 50));
