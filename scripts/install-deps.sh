@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev                          # Legion Prof logs of real runs (gzip)
   valgrind linux-perf llvm            # kernel profiles: cachegrind, perf stat, llvm-mca
+  libopenblas-dev                     # bench/gemm-peak.py: OpenBLAS's dgemm beside hone's best gemm
   librsvg2-bin                        # hone plot -o FILE.png (rsvg-convert)
   chromium                            # browser tests of the report and dashboard (tests/browser)
   slurm-wlm munge                     # --executor slurm; its tests start a single-node cluster (tests/slurm)
