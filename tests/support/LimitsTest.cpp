@@ -25,6 +25,13 @@ std::string repeat(const std::string &s, size_t n) {
   return out;
 }
 
+dsl::MachineShape cpuShape() {
+  dsl::MachineShape shape;
+  shape.nodes = 1;
+  shape.procsPerNode[dsl::ProcKind::CPU] = 4;
+  return shape;
+}
+
 void expectOneDepthError(const std::string &policy) {
   auto c = test::checkText(policy);
   ASSERT_FALSE(c.ok());
@@ -53,10 +60,7 @@ TEST(Limits, AChainOfOnePrecedenceIsNotNesting) {
   std::string formatted = dsl::format(c.program);
   EXPECT_NE(formatted.find("x = " + sum + ";"), std::string::npos);
   EXPECT_NE(formatted.find("w = " + mixed + ";"), std::string::npos);
-  dsl::MachineShape shape;
-  shape.nodes = 1;
-  shape.procsPerNode[dsl::ProcKind::CPU] = 1;
-  dsl::Interpreter in(c.program, shape);
+  dsl::Interpreter in(c.program, cpuShape());
   auto ok = in.initialize();
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(in.globals().at("x").str(), "20001");
@@ -66,13 +70,13 @@ TEST(Limits, AChainOfOnePrecedenceIsNotNesting) {
   // A fault in the middle of a chain names the step it happened at.
   auto bad = test::checkText("q = 1 + 2 + 3 / 0 + 4;\n");
   ASSERT_TRUE(bad.ok());
-  dsl::Interpreter faulty(bad.program, shape);
+  dsl::Interpreter faulty(bad.program, cpuShape());
   auto fault = faulty.initialize();
   ASSERT_FALSE(fault.ok());
   EXPECT_NE(fault.error().message.find("by zero"), std::string::npos) << fault.error().message;
   auto typed = test::checkText("q = 1 + 2 + True + 4;\n");
   ASSERT_TRUE(typed.ok());
-  dsl::Interpreter wrong(typed.program, shape);
+  dsl::Interpreter wrong(typed.program, cpuShape());
   auto mismatch = wrong.initialize();
   ASSERT_FALSE(mismatch.ok());
   EXPECT_EQ(mismatch.error().column, 5) << mismatch.error().message; // the step '1 + 2 + True' from its start
@@ -83,20 +87,10 @@ TEST(Limits, ExpressionsWithinTheLimitCheckFormatAndEvaluate) {
   auto c = test::checkText(policy);
   ASSERT_TRUE(c.ok()) << test::diagText(c);
   EXPECT_FALSE(dsl::format(c.program).empty());
-  dsl::MachineShape shape;
-  shape.nodes = 1;
-  shape.procsPerNode[dsl::ProcKind::CPU] = 1;
-  dsl::Interpreter in(c.program, shape);
+  dsl::Interpreter in(c.program, cpuShape());
   auto ok = in.initialize();
   ASSERT_TRUE(ok.ok()) << ok.error().message;
   EXPECT_EQ(in.globals().at("y").str(), "151");
-}
-
-dsl::MachineShape cpuShape() {
-  dsl::MachineShape shape;
-  shape.nodes = 1;
-  shape.procsPerNode[dsl::ProcKind::CPU] = 4;
-  return shape;
 }
 
 // a0 = (1, 2); a1 = (*a0, *a0); ... up to a<last>: a<i> has 2^(i+1) items and stands on line i + 1.
