@@ -13,6 +13,7 @@
 #include "kernel/Runner.h"
 #include "kernel/SourceKnobs.h"
 #include "support/FileUtil.h"
+#include "support/StringUtil.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -247,10 +248,11 @@ void addCheck(CLI::App &parent, Action &action) {
                                                       "`hone kernel profile` says what each admits)",
                                                       source, nests.size())
                                         : "");
-        std::cout << fmt::format("build: {} ({:.2f} s)\n  $ {}\n", b.ok ? "ok" : "FAILED", b.seconds, b.command);
+        std::cout << fmt::format("build: {} ({:.2f} s)\n  $ {}\n", b.ok ? "ok" : "FAILED", b.seconds,
+                                 support::abbreviated(b.command));
         if (out.contains("timed_build"))
           std::cout << fmt::format("timed build: {} ({:.2f} s)\n  $ {}\n", tb.ok ? "ok" : "FAILED", tb.seconds,
-                                   tb.command);
+                                   support::abbreviated(tb.command));
         if (out.contains("seeds"))
           for (const auto &s : out["seeds"])
             std::cout << fmt::format("seed {}: {} outputs, {}\n", s["seed"].get<uint64_t>(), s["outputs"].get<size_t>(),

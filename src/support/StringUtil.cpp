@@ -1,6 +1,8 @@
 // Edit distance (two-row dynamic programme) and closest-match suggestions.
 #include "support/StringUtil.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -107,6 +109,12 @@ uint64_t fnv1a64(std::string_view text, uint64_t basis) {
   for (unsigned char c : text)
     h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+std::string abbreviated(std::string_view text, size_t maxChars) {
+  if (text.size() <= maxChars)
+    return std::string(text);
+  return fmt::format("{} ... ({} characters in all)", text.substr(0, maxChars), text.size());
 }
 
 std::string telltaleLine(std::string_view output, size_t maxChars) {

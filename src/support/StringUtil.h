@@ -38,6 +38,10 @@ std::string shellQuote(const std::string &s);
 /// text, a model's reply).
 std::string printable(std::string_view text, bool multiLine = false);
 
+/// `text` whole when it has at most `maxChars` characters, else its first `maxChars` and a note of how
+/// many there are in all: a command line or a value that would fill screens is shown by its start.
+std::string abbreviated(std::string_view text, size_t maxChars = 2000);
+
 /// The line of a failed command's output that says why: the last line with a message ("error:" or
 /// "fatal:", any case), else the last that reads as an error (error, fatal, abort, assert,
 /// exception, segmentation fault, terminate, killed), else the last non-blank line; trimmed, at

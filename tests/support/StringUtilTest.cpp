@@ -26,6 +26,15 @@ TEST(TelltaleLine, PicksTheLastMessageElseTheLastErrorLineElseTheLastLine) {
   EXPECT_EQ(telltaleLine("compiling\nmapper.cc:3: error: no such thing\n1 error generated.\nmake: stop\n"),
             "mapper.cc:3: error: no such thing");
   EXPECT_EQ(telltaleLine("a\n  LEGION ERROR: bad mapping  \n\ndone\n"), "LEGION ERROR: bad mapping");
+  // A command of 50,000 defines is shown by its start and its length.
+  std::string command = "cc";
+  for (int i = 0; i < 50000; ++i)
+    command += " -DK" + std::to_string(i) + "=1";
+  EXPECT_EQ(abbreviated("cc -O2 x.c"), "cc -O2 x.c");
+  std::string shown = abbreviated(command, 100);
+  EXPECT_EQ(shown.rfind(command.substr(0, 100), 0), 0u);
+  EXPECT_NE(shown.find(std::to_string(command.size()) + " characters in all"), std::string::npos);
+  EXPECT_LT(shown.size(), 140u);
   EXPECT_EQ(telltaleLine("first\nlast line\n\n  \n"), "last line");
   EXPECT_EQ(telltaleLine("x: error: one\ny: error: two\nsegmentation fault\n"), "y: error: two");
   EXPECT_EQ(telltaleLine("Assertion `x' failed.\nAborted (core dumped)"), "Aborted (core dumped)");
