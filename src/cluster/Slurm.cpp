@@ -466,6 +466,20 @@ std::optional<support::SubprocessResult> resultIn(const fs::path &folder, const 
   return r;
 }
 
+} // namespace
+
+std::optional<std::string> statusContradicted(const support::SubprocessResult &r, double seenRunningS, double pollS) {
+  double slack = 1.0 + 2 * pollS;
+  if (!r.started || r.seconds + slack >= seenRunningS)
+    return std::nullopt;
+  return fmt::format("its status file says the command took {:.3f} s, but the job was seen running for {:.1f} s: "
+                     "the status was not written by hone's job script (the command may have written it, or "
+                     "ended the script), and is not trusted",
+                     r.seconds, seenRunningS);
+}
+
+namespace {
+
 support::SubprocessResult notRun(std::string error) {
   support::SubprocessResult r;
   r.error = std::move(error);
@@ -548,16 +562,26 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
   };
   auto since = Clock::now();
   // (time points with flags, not optionals: g++ 12 warns falsely about optional time points)
-  Clock::time_point runningSince{}, goneSince{};
+  Clock::time_point runningSince{}, lastSeenRunning{}, goneSince{};
   bool running = false, gone = false;
   double nap = 0.05;
+  // The status a job leaves is read once the job has left the queue (a program the job runs can reach
+  // its job's folder, and a status written while it runs would be taken as its result), and believed
+  // only as far as Slurm agrees: a command cannot have taken less time than hone saw its job running.
+  auto taken = [&](support::SubprocessResult r) {
+    Forget forget{*this, id};
+    double seen = running ? std::chrono::duration<double>(lastSeenRunning - runningSince).count() : 0;
+    if (auto why = statusContradicted(r, seen, settings_.pollS)) {
+      support::SubprocessResult bad = notRun(fmt::format("Slurm job {}: {}", id, *why));
+      bad.started = true;
+      bad.output = r.output;
+      return bad;
+    }
+    return r;
+  };
   for (;;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(nap));
     nap = std::min(nap * 1.5, std::min(0.5, settings_.pollS));
-    if (auto done = resultIn(folder, options)) {
-      Forget forget{*this, id};
-      return *done;
-    }
     if (support::interrupted()) {
       Forget forget{*this, id};
       cancel(id);
@@ -569,6 +593,9 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
     }
     bool fresh = false;
     auto q = queued(id, since, &fresh);
+    if (!fresh || (q && q->state == "COMPLETING")) // a queue that does not answer: the status decides
+      if (auto done = resultIn(folder, options))
+        return taken(*done);
     if (q) {
       gone = false;
       if (q->state == "RUNNING" || q->state == "COMPLETING") {
@@ -576,6 +603,8 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
           running = true;
           runningSince = Clock::now();
         }
+        if (q->state == "RUNNING")
+          lastSeenRunning = Clock::now();
         // Slurm's own limit (--time) is in minutes; a command that outlives its limit by far is stopped here.
         if (options.timeoutS > 0 && seconds(runningSince) > options.timeoutS + 120) {
           Forget forget{*this, id};
@@ -601,12 +630,10 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
       gone = true;
       goneSince = Clock::now();
     }
+    if (auto done = resultIn(folder, options))
+      return taken(*done);
     if (seconds(goneSince) < std::max(1.0, 2 * settings_.pollS))
       continue;
-    if (auto done = resultIn(folder, options)) {
-      Forget forget{*this, id};
-      return *done;
-    }
     auto st = finished(id);
     std::string state = st ? st->state : "UNKNOWN";
     if (resubmittable(state) && attempts < settings_.retries) {

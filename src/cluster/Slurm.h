@@ -64,6 +64,11 @@ std::map<std::string, JobState> parseSqueue(const std::string &text);
 std::optional<JobState> parseScontrolJob(const std::string &text);
 /// The first job of `sacct -n -P -X -o JobID,State,ExitCode,NodeList -j ID` ("CANCELLED by 0" reads CANCELLED).
 std::optional<JobState> parseSacct(const std::string &text);
+/// Why a job's status file cannot be what its script wrote: by the status the command took `r.seconds`,
+/// but hone saw the job running for `seenRunningS` (from the first to the last poll of the queue that
+/// showed it running, every `pollS`): a program that wrote its job's status itself, or ended the job's
+/// script early. Allows a second and two polls for the script's own steps and a queue read late.
+std::optional<std::string> statusContradicted(const support::SubprocessResult &r, double seenRunningS, double pollS);
 /// Whether a job that ended in `state` without a result is submitted again (node failure, preemption).
 bool resubmittable(const std::string &state);
 /// Whether a state is final (the job will not run again by itself).

@@ -182,6 +182,22 @@ TEST(Slurm, AJobScriptRunsTheCommandLiterallyInItsFolderAndWritesStatusAndOutput
   EXPECT_FALSE(fs::exists(d.root / "pwned"));
 }
 
+TEST(Slurm, AStatusThatClaimsLessTimeThanTheJobWasSeenRunningIsNotTrusted) {
+  support::SubprocessResult r;
+  r.started = true;
+  r.exitCode = 0;
+  r.seconds = 0.001; // what a program that wrote its job's status itself claims
+  auto why = statusContradicted(r, 6.0, 0.5);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("not trusted"), std::string::npos) << *why;
+  EXPECT_NE(why->find("6.0 s"), std::string::npos) << *why;
+  r.seconds = 5.2; // the script's own steps and a late read of the queue are allowed for
+  EXPECT_FALSE(statusContradicted(r, 6.0, 0.5));
+  r.seconds = 0.001;
+  EXPECT_FALSE(statusContradicted(r, 1.5, 0.5)); // too short a run to tell
+  EXPECT_FALSE(statusContradicted(r, 0, 0.5));   // never seen running (it ran between two polls)
+}
+
 TEST(Slurm, AJobScriptEnforcesTheCommandsTimeLimit) {
   ScriptDir d;
   JobSpec spec;

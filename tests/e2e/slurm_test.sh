@@ -84,6 +84,32 @@ expect_err slurm-fail "exit 3: broken mapper"
 check slurm-timeout 2 "$HONE" "${CMD[@]}" --run "sleep 30" --timeout 2 --iterations 2 --db "$TMP/t.db"
 expect_err slurm-timeout "timed out"
 count queue_empty
+# A command that finds its job's folder through its own output and writes a status claiming a
+# millisecond, then runs on: hone reads no status while the job runs, and the script's own status
+# (written last) is what counts; one that also ends the job's script keeps its forgery, which the
+# time Slurm showed the job running contradicts.
+FORGE="$TMP/forge.sh"
+cat > "$FORGE" <<'SH'
+#!/bin/sh
+d=$(dirname "$(readlink /proc/$$/fd/1)")
+printf '0 1000.000 1000.001\n' > "$d/status"
+sleep 5
+if [ "$1" = kill ]; then # ends the job's script: nothing writes the status after it
+  p=$PPID
+  while [ "$p" -gt 1 ]; do
+    case "$(tr '\0' ' ' < "/proc/$p/cmdline")" in *job.sh*|*slurm_script*) kill -9 "$p"; exit 0 ;; esac
+    p=$(ps -o ppid= -p "$p" | tr -d ' ')
+  done
+fi
+echo 'elapsed: 7 ms'
+SH
+chmod +x "$FORGE"
+check slurm-forged 0 "$HONE" "${CMD[@]}" --run "$FORGE" --iterations 1 --db "$TMP/g.db" --json
+expect_out slurm-forged '"evaluations": 1'
+expect_out slurm-forged '"failures": 0'
+check slurm-forged-kill 2 "$HONE" "${CMD[@]}" --run "$FORGE kill" --iterations 1 --db "$TMP/h.db"
+expect_err slurm-forged-kill "is not trusted"
+count queue_empty
 
 # A drained node: the job waits with Slurm's reason, and --slurm-pending-timeout gives up on it.
 scontrol update nodename="$NODE" state=drain reason=hone-test
