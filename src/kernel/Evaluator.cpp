@@ -478,7 +478,8 @@ nlohmann::json KernelEvaluator::compareWithCompilerOnly(const Variant &best, int
 }
 
 std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const std::string &exe,
-                                                       const std::string &dir, const Timing &timing) {
+                                                       const std::string &validationExe, const std::string &dir,
+                                                       const Timing &timing) {
   // A program's own timer (region mode) is believed only as far as the whole process agrees
   // (regionDistrusted), within the process times' noise: untimed work (a large dump) may make the
   // process time too noisy to show an honest kernel's saving, and then it accuses nobody.
@@ -497,8 +498,14 @@ std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const s
   // outside the region, which a run's own region time leaves free of the kernel's run-to-run variation
   // (page placement, frequency). A timer that hides work moves it outside the region. The outputs of
   // the candidate's timed runs were checked already.
+  // With split builds the timed build prints no outputs, and could compute nothing there unseen: the
+  // process side is then each program's validated build (the one whose outputs were checked), run
+  // beside its timed build in the same round. A kernel the timed build skips still costs its time in
+  // the validated build, outside the timed build's region.
   std::vector<Contender> pair = {{&reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string()},
                                  {&v, exe, dir}};
+  const std::string validated[2] = {referenceExe_, validationExe};
+  bool split = manifest_.splitBuilds();
   TimingSpec single = manifest_.timing;
   single.minRepeats = single.maxRepeats = 1;
   std::vector<Timing> runs[2];
@@ -510,6 +517,22 @@ std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const s
       if (!t)
         return failure(statusOf(t.error()), "re-measuring the region: " + t.error().message);
       t->processCi95 = INFINITY; // one run
+      if (split) {
+        uint64_t seed;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          seed = kTimingSeedOffset + seedGenerator_() % kTimingSeedSpan;
+        }
+        std::string rundir = (fs::path(pair[slot].dir) / fmt::format("run-{}", seed)).string();
+        if (slot == 0)
+          guardReference();
+        RunResult r = runOnce(manifest_, *pair[slot].variant, validated[slot], rundir, seed);
+        std::error_code ec;
+        fs::remove_all(rundir, ec);
+        if (!r.ok())
+          return failure(EvalStatus::RunFailed, "re-measuring the validated build's process: " + r.error);
+        t->processMedian = r.process.seconds;
+      }
       runs[slot].push_back(*t);
     }
   }
@@ -562,7 +585,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   auto timing = time(*variant, exe, dir);
   if (!timing)
     return done(failure(statusOf(timing.error()), timing.error().message));
-  if (auto bad = checkRegion(*variant, exe, dir, *timing))
+  if (auto bad = checkRegion(*variant, exe, b.exe, dir, *timing))
     return done(*bad);
   auto scoreOf = [&](const Timing &t) { return reference > 0 ? reference / t.median : 1.0 / t.median; };
   double score = scoreOf(*timing);

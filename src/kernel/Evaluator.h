@@ -146,8 +146,10 @@ public:
 
 private:
   /// Region mode: the failure when the reported time is not trusted (judged side by side with the
-  /// reference whenever `timing` claims a saving); nullopt otherwise.
-  std::optional<engine::EvalResult> checkRegion(const Variant &v, const std::string &exe, const std::string &dir,
+  /// reference whenever `timing` claims a saving; with split builds the process times are the
+  /// validated builds', `validationExe` the candidate's); nullopt otherwise.
+  std::optional<engine::EvalResult> checkRegion(const Variant &v, const std::string &exe,
+                                                const std::string &validationExe, const std::string &dir,
                                                 const Timing &timing);
   std::vector<double> referenceOutputs(uint64_t seed, std::string *error);
   /// The reference's printed units on `seed` (null: none recorded, binary outputs).

@@ -624,6 +624,9 @@ const char *kSplitProgram = R"(#include <stdio.h>
 #ifndef WRONG
 #define WRONG 0
 #endif
+#ifndef CHEAT
+#define CHEAT 0
+#endif
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 static void wait_s(double d) { struct timespec w = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)}; nanosleep(&w, 0); }
 int main(int argc, char **argv) {
@@ -631,6 +634,9 @@ int main(int argc, char **argv) {
   double a[8];
   double t0 = now();
   for (int i = 0; i < 8; ++i) a[i] = (double)((i * 7 + seed) % 13) / 3 + WRONG;
+#if CHEAT && !defined(DUMP) /* the kernel skipped where no output shows it */
+  if (0)
+#endif
   wait_s(0.08 / SPEED);
   double t1 = now();
 #ifdef TIME
@@ -680,6 +686,9 @@ name = "SPEED"
 values = [1, 4]
 [[knob]]
 name = "WRONG"
+values = [0, 1]
+[[knob]]
+name = "CHEAT"
 values = [0, 1]
 )";
     auto m = loadManifest(dir.string());
@@ -744,6 +753,11 @@ TEST(KernelEvaluator, SplitBuildsValidateTheDumpAndScoreTheKernelsOwnTime) {
   auto wrong = ev.evaluate(Candidate::make("[knobs]\nWRONG = 1\n"));
   EXPECT_EQ(wrong.status, EvalStatus::Invalid);
   EXPECT_NE(wrong.error.find("wrong result"), std::string::npos) << wrong.error;
+  // A variant that computes in its validated build only: its timed build prints no outputs, and skips
+  // the kernel. Its validated build, timed beside the reference's, shows the saving is not real.
+  auto cheat = ev.evaluate(Candidate::make("[knobs]\nCHEAT = 1\n"));
+  EXPECT_EQ(cheat.status, EvalStatus::Invalid);
+  EXPECT_NE(cheat.error.find("not trusted"), std::string::npos) << cheat.error;
 }
 
 TEST(KernelEvaluator, TheRegionTrustCheckAllowsForTheProcessTimesNoise) {
