@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <filesystem>
 #include <iostream>
 
 namespace hone::cli {
@@ -44,7 +44,8 @@ void printLocatedError(const support::SourceFile &file, int line, int column, co
 }
 
 std::unique_ptr<store::Store> openStore(const std::string &db) {
-  if (!std::ifstream(db)) {
+  std::error_code ec; // the path's status, not an open: opening a pipe would wait for a writer for ever
+  if (!std::filesystem::exists(db, ec)) {
     std::cerr << fmt::format("hone: --db {}: no such store (hone tune creates it)\n", db);
     return nullptr;
   }

@@ -170,6 +170,16 @@ check describe-nan-machine-file 1 "$HONE" describe --app circuit --machine "$TMP
 check tune-nan-machine-file 1 "$HONE" tune --app circuit --machine "$TMP/nan.toml" --iterations 1 --db "$TMP/nan.db"
 expect_err tune-nan-machine-file "nan.toml:34:"
 check tune-unknown-machine 2 "$HONE" tune --app circuit --machine p100 --iterations 1 --db "$TMP/nan.db"
+# A --db that names a pipe is refused at once, as a wrong option (opening it would wait for a writer
+# for ever).
+mkfifo "$TMP/pipe.db"
+for sub in runs "show 1" "export 1 --jsonl"; do
+  # shellcheck disable=SC2086
+  check "db-pipe-${sub%% *}" 2 timeout 20 "$HONE" $sub --db "$TMP/pipe.db"
+  expect_err "db-pipe-${sub%% *}" "not a regular file"
+done
+check db-pipe-tune 2 timeout 20 "$HONE" tune --app circuit --iterations 1 --db "$TMP/pipe.db"
+expect_err db-pipe-tune "not a regular file"
 printf 'Task calculate_new_curents GPU;\n' >"$TMP/typo.map"
 check check-app-typo 1 "$HONE" check "$TMP/typo.map" --app circuit
 expect_err check-app-typo "did you mean 'calculate_new_currents'?"
