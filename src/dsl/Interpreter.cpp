@@ -385,14 +385,14 @@ private:
   // stack. `&&` and `||` stop at the first operand that decides.
   Value binary(const Expr &e, Locals *locals) {
     BinaryOp first = e.binaryOps.front();
-    if (first == BinaryOp::And || first == BinaryOp::Or) {
+    if (first == BinaryOp::And || first == BinaryOp::Or) { // '&&' and '||' differ in precedence: one kind a chain
+      bool decides = first == BinaryOp::Or; // the value that ends the chain
       for (size_t i = 0; i < e.operands.size(); ++i) {
-        BinaryOp op = e.binaryOps[i == 0 ? 0 : i - 1];
         Value v = eval(*e.operands[i], locals);
         auto b = v.as<bool>();
         if (!b)
-          fault(e.operands[i]->range, fmt::format("'{}' needs bools, not {}", toString(op), v.typeName()));
-        if (i + 1 == e.operands.size() || (op == BinaryOp::And && !*b) || (op == BinaryOp::Or && *b))
+          fault(e.operands[i]->range, fmt::format("'{}' needs bools, not {}", toString(first), v.typeName()));
+        if (*b == decides || i + 1 == e.operands.size())
           return Value{*b};
       }
     }
