@@ -138,9 +138,9 @@ struct Scanner {
     return rel.empty() ? "." : rel;
   }
 
+  /// A folder the build needs as -I; the program's own folder too: an angled include (or a quoted
+  /// one from a header elsewhere) does not search it.
   void addInclude(const fs::path &dir) {
-    if (dir.lexically_normal() == programDir)
-      return;
     std::string rel = relative(dir);
     if (std::find(facts.includeDirs.begin(), facts.includeDirs.end(), rel) == facts.includeDirs.end())
       facts.includeDirs.push_back(rel);

@@ -647,6 +647,31 @@ TEST(Init, FindsHeadersCompanionsStderrDatasetsAndTheTimerOfAMultiFileProgram) {
   fs::remove_all(root.parent_path() / ("hone-init-outside-" + std::to_string(::getpid())), ec);
 }
 
+// PolyBench's kernels say `#include <polybench.h>`; copied beside the program, the header is found
+// there, but an angled include does not search the includer's folder: the build needs -I of it.
+TEST(Init, AHeaderBesideTheProgramIncludedWithAnglesGetsItsFolderAsAnInclude) {
+  fs::path root = fs::temp_directory_path() / ("hone-init-angled-" + std::to_string(::getpid()));
+  put(root / "util.h", "#define SCALE 2.0\n");
+  put(root / "near.h", "#define N 16\n");
+  std::string code = "#include <stdio.h>\n#include <util.h>\n#include \"near.h\"\n"
+                     "int main(void) { printf(\"%.17g\\n\", SCALE * N); return 0; }\n";
+  put(root / "prog.c", code);
+  auto init = initProject((root / "prog.c").string(), code, {});
+  ASSERT_TRUE(init) << init.error().message;
+  auto m = parseManifest((root / "hone.toml").string(), init->text);
+  ASSERT_TRUE(m) << m.error().message << "\n" << init->text;
+  EXPECT_EQ(m->includeDirs, (std::vector<std::string>{"."})) << init->text;
+  // A program whose local headers are all quoted needs no -I.
+  std::string quoted = "#include <stdio.h>\n#include \"near.h\"\nint main(void) { printf(\"%d\\n\", N); }\n";
+  auto plain = initProject((root / "prog.c").string(), quoted, {});
+  ASSERT_TRUE(plain) << plain.error().message;
+  auto m2 = parseManifest((root / "hone.toml").string(), plain->text);
+  ASSERT_TRUE(m2) << m2.error().message;
+  EXPECT_TRUE(m2->includeDirs.empty()) << plain->text;
+  std::error_code ec;
+  fs::remove_all(root, ec);
+}
+
 TEST(Init, AProgramThatReadsItsArgumentsGetsSeedsAndStdout) {
   EXPECT_TRUE(mainReadsArguments("int main(int argc, char **argv) { return argc > 1; }"));
   EXPECT_TRUE(mainReadsArguments("int main(int n, char *a[])\n{\n  srand(atoi(a[1]));\n}\n"));
