@@ -681,7 +681,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                                "run and put back as built before it ran again",
                                restored);
   if (fixedInputs_)
-    r.rawOutput += fmt::format("; {} (fixed inputs): the guard \"outputs do not change with the input\" cannot fire",
+    // Worded apart from the guard's own failure message, which AutoGuide's kernel-constant-output rule matches.
+    r.rawOutput += fmt::format("; {} (fixed inputs): the guard against outputs that ignore the input cannot fire",
                                seeds_.size() == 1 ? "one validation input"
                                                   : "the reference's outputs are the same on every input");
   r.profile = {{"validation", {{"seeds", seeds_}}},

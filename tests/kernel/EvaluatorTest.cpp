@@ -7,6 +7,7 @@
 // leave every later score on the scale of the reference's first timing, and
 // a would-be best that is slower than the best so far side by side does not
 // replace it.
+#include "autoguide/AutoGuide.h"
 #include "kernel/Evaluator.h"
 #include "support/FileUtil.h"
 
@@ -814,6 +815,11 @@ TEST(KernelEvaluator, FixedInputsAreSaidToDisableTheIgnoredInputGuard) {
   auto r = ev.evaluate(Candidate::make("[knobs]\nSPEED = 1\n"));
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_NE(r.rawOutput.find("cannot fire"), std::string::npos) << r.rawOutput;
+  // The note is no error: AutoGuide finds nothing of severity "error" in a validated variant's output.
+  auto guide = hone::autoguide::AutoGuide::withDefaults();
+  ASSERT_TRUE(guide) << guide.error().message;
+  for (const auto &f : guide->interpret(r.rawOutput, r.profile, "kernel"))
+    EXPECT_NE(f.severity, "error") << f.rule << ": " << f.evidence;
   KernelEvaluator three(p.manifest, p.settings()); // three inputs that change the outputs: no such note
   ASSERT_TRUE(three.prepare());
   auto r3 = three.evaluate(Candidate::make("[knobs]\nSPEED = 1\n"));
