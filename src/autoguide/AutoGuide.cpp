@@ -208,6 +208,10 @@ nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const nlohmann:
   constexpr size_t kExcerpt = 4000;
   j["execution"] = rawOutput.size() <= kExcerpt ? rawOutput : rawOutput.substr(rawOutput.size() - kExcerpt);
   j["findings"] = nlohmann::json::array();
+  // Where the time goes (a domain's measured breakdown), passed on as it is: evidence, not a finding.
+  for (const char *key : {"breakdown", "cold"})
+    if (level != FeedbackLevel::Exec && profile.is_object() && profile.contains(key))
+      j[key] = profile[key];
   for (const Finding &f : interpret(rawOutput, profile, domain)) {
     nlohmann::json item{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
     if (level != FeedbackLevel::Exec && !f.explanation.empty())

@@ -527,6 +527,9 @@ void addProfile(CLI::App &parent, Action &action) {
         std::cout << "  skipped: " << s << "\n";
       for (const auto &s : p.notes)
         std::cout << "  note: " << s << "\n";
+      if (std::string b = kernel::breakdownText(diagnosis.value("breakdown", json()), diagnosis.value("cold", json()), 12);
+          !b.empty())
+        std::cout << "\n" << b;
       if (p.cachegrind) {
         std::cout << "\nhot lines (cachegrind):\n";
         double total = p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 0;

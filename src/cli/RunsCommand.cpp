@@ -178,6 +178,41 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
               {"seconds", s.seconds}};
 }
 
+/// What the LLM's prompts weighed: sizes of every request's first messages (system and user), as
+/// the steps' notes recorded them; nullopt when no step has one (no LLM, or a run before hone kept it).
+struct PromptSizes {
+  size_t requests = 0, first = 0, largest = 0, budget = 0, overBudget = 0, shortened = 0;
+  int64_t largestStep = 0;
+};
+std::optional<PromptSizes> promptSizes(const std::vector<store::StepRecord> &steps) {
+  PromptSizes p;
+  for (const auto &s : steps) {
+    if (!s.notes.is_object() || !s.notes.contains("prompt_bytes") || !s.notes["prompt_bytes"].is_number_unsigned())
+      continue;
+    size_t bytes = s.notes["prompt_bytes"].get<size_t>();
+    size_t budget = s.notes.contains("prompt_budget") && s.notes["prompt_budget"].is_number_unsigned()
+                        ? s.notes["prompt_budget"].get<size_t>()
+                        : 0;
+    if (p.requests++ == 0)
+      p.first = bytes;
+    if (bytes > p.largest) {
+      p.largest = bytes;
+      p.largestStep = s.sequence;
+    }
+    p.budget = std::max(p.budget, budget);
+    p.overBudget += budget > 0 && bytes > budget;
+    p.shortened += s.notes.contains("trimmed");
+  }
+  return p.requests > 0 ? std::optional<PromptSizes>(p) : std::nullopt;
+}
+
+std::string promptSizesText(const PromptSizes &p) {
+  return fmt::format("prompts: {} requests, the first {} bytes, the largest {} (step {}); budget {}{}{}\n", p.requests,
+                     p.first, p.largest, p.largestStep, p.budget > 0 ? fmt::format("{} bytes", p.budget) : "none",
+                     p.shortened > 0 ? fmt::format(", {} shortened to fit it", p.shortened) : "",
+                     p.overBudget > 0 ? fmt::format(", {} over it even so", p.overBudget) : "");
+}
+
 /// One step for a reader: the result, the mapper, the feedback, and the conversation that made it.
 void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, const store::StepRecord &s) {
   double baseline = support::numberOf(run.config, "baseline");
@@ -202,6 +237,10 @@ void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &
                              static_cast<int64_t>(support::numberOf(n, "calls")), static_cast<int64_t>(support::numberOf(n, "calls")) == 1 ? "" : "s", static_cast<int64_t>(support::numberOf(n, "repairs")),
                              static_cast<int64_t>(support::numberOf(n, "repairs")) == 1 ? "" : "s", s.promptTokens, s.completionTokens, s.cost,
                              n.value("cached", false) ? ", from the cache" : "");
+    if (n.contains("prompt_bytes"))
+      std::cout << fmt::format("(prompt: {} bytes{}{})\n", n["prompt_bytes"].dump(),
+                               n.contains("prompt_budget") ? " of a budget of " + n["prompt_budget"].dump() : "",
+                               n.contains("trimmed") ? "; shortened: " + support::printable(n["trimmed"].dump()) : "");
     for (const auto &m : n["messages"])
       std::cout << "[" << support::printable(support::textOf(m, "role", "?")) << "]\n"
                 << support::printable(support::textOf(m, "content"), true) << "\n\n";
@@ -249,6 +288,10 @@ void addShowCommand(CLI::App &app, Action &action) {
       }
       if (opts->json) {
         json j = report::summaryJson(s);
+        if (auto p = promptSizes(steps))
+          j["prompts"] = {{"requests", p->requests}, {"first_bytes", p->first},     {"largest_bytes", p->largest},
+                          {"largest_step", p->largestStep}, {"budget_bytes", p->budget}, {"shortened", p->shortened},
+                          {"over_budget", p->overBudget}};
         if (s.best)
           j["best_" + artifactName(*run)] = steps[*s.best].artifact;
         json traj = json::array();
@@ -293,6 +336,8 @@ void addShowCommand(CLI::App &app, Action &action) {
         std::cout << fmt::format("llm: {} calls, {} prompt + {} completion tokens, cost {:.4f} "
                                  "(hone export {} --jsonl has every prompt and reply)\n",
                                  u.calls, u.promptTokens, u.completionTokens, u.cost, run->id);
+      if (auto p = promptSizes(steps))
+        std::cout << promptSizesText(*p);
       if (opts->trajectory) {
         std::cout << fmt::format("\n{:>4}  {:<12}  {:>8}  {:>8}  {}\n", "step", "status", "score", "best", "rationale");
         for (size_t i = 0; i < steps.size(); ++i) {

@@ -178,6 +178,11 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--llm-max-tokens", l.maxTokens, "Tokens per reply at most (0: the server's default)")
       ->check(CLI::Range(0, 1000000))
       ->group(llm);
+  cmd->add_option("--llm-prompt-budget", l.promptBudget,
+                  "Bytes of a request's prompt at most (system and first user message); over it, the least needed "
+                  "sections are shortened, as each request's notes say (0: the domain's default, 15000 for kernels)")
+      ->check(CLI::Range(size_t{0}, size_t{10000000}))
+      ->group(llm);
   cmd->add_option("--llm-cache", l.client.cachePath, "Response cache (SQLite); default: the store (--db)")->group(llm);
   cmd->add_flag("--replay", l.client.replay, "Answer only from the cache, never the network: rerun a run exactly")
       ->group(llm);

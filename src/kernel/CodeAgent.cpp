@@ -246,10 +246,7 @@ support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues(
   for (const char *name : {"choose", "chosen"}) // the {{insight}} texts: checked before the first request
     if (auto t = llm::loadTemplate("kernel", name, promptDirs_); !t)
       return t.error();
-  std::string catalogue;
-  for (const auto &t : relevant())
-    catalogue += fmt::format("- {}: {}. {} Expected effect: {} Risk: {} ({})\n", t.id, t.name, t.changes, t.effect,
-                             t.risk, t.reference);
+  std::string catalogue = catalogueText({});
   std::string knobs;
   for (const auto &k : manifest_.knobs) {
     if (k.kind == KnobKind::Source)
@@ -275,12 +272,88 @@ support::Expected<std::map<std::string, std::string>> KernelCodec::promptValues(
   };
 }
 
-std::string KernelCodec::sourceModel() const {
+std::string KernelCodec::catalogueText(const std::set<std::string> &named) const {
+  std::string full, others;
+  for (const auto &t : relevant()) {
+    if (named.empty() || named.count(t.id)) // (the references stay in `hone kernel profile`: a model needs none)
+      full += fmt::format("- {}: {}. {} Expected effect: {} Risk: {}\n", t.id, t.name, t.changes, t.effect, t.risk);
+    else
+      others += fmt::format("{}{}", others.empty() ? "" : ", ", t.id);
+  }
+  if (!others.empty())
+    full += fmt::format("- Not named by a diagnostic, also yours to apply (by id): {}.\n", others);
+  return full;
+}
+
+std::vector<std::pair<std::string, std::string>>
+KernelCodec::trimmings(const std::map<std::string, std::string> &values) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto value = [&](const char *name) {
+    auto it = values.find(name);
+    return it != values.end() ? it->second : std::string();
+  };
+  // First the nests' analysis, to their knobs and values; then the catalogue, to ids; then the
+  // execution output, to its start; then the diagnostics, to the first six.
+  if (manifest_.plan) {
+    std::string knobs = "(the analysis is left out to keep this prompt within its size budget; `hone kernel profile` "
+                        "prints it) The nests' knobs and their values:\n";
+    for (const auto &k : manifest_.knobs)
+      if (k.kind == KnobKind::Source)
+        knobs += fmt::format("- {}: {}\n", k.name, fmt::join(k.values, ", "));
+    out.push_back({"source_model", knobs});
+  }
+  std::string ids;
+  for (const auto &t : relevant())
+    ids += fmt::format("{}{}", ids.empty() ? "" : ", ", t.id);
+  out.push_back({"catalogue", "(entries left out to keep this prompt within its size budget) Ids: " + ids + "\n"});
+  constexpr size_t kShortExecution = 600;
+  if (std::string e = value("execution"); e.size() > kShortExecution)
+    out.push_back({"execution", e.substr(0, kShortExecution) + " ... (cut to keep this prompt within its size budget)"});
+  std::string diagnostics = value("diagnostics"), kept;
+  size_t lines = 0, at = 0;
+  for (; at < diagnostics.size() && lines < 6; ++lines) {
+    size_t end = diagnostics.find('\n', at);
+    end = end == std::string::npos ? diagnostics.size() : end + 1;
+    kept += diagnostics.substr(at, end - at);
+    at = end;
+  }
+  if (at < diagnostics.size())
+    out.push_back({"diagnostics", kept + "- (more diagnostics left out to keep this prompt within its size budget)\n"});
+  return out;
+}
+
+std::string KernelCodec::sourceModel(const json *breakdown) const {
   if (!manifest_.plan)
     return "(none: hone reads the loops of C and C++ projects only)\n";
   std::string text = manifest_.plan->describe();
   if (text.empty())
     return "(no loop nest hone can transform)\n";
+  if (breakdown && breakdown->is_object() && breakdown->contains("nests") && (*breakdown)["nests"].is_array()) {
+    // The nests the profile counts as cold are left out: their knobs stay, unexplained.
+    std::map<std::string, double> shares; // "file:line" of a nest -> its share
+    for (const auto &n : (*breakdown)["nests"])
+      if (n.is_object() && n.contains("share") && n["share"].is_number() && n.contains("line") &&
+          n["line"].is_number_integer())
+        shares[fmt::format("{}:{}", support::textOf(n, "file"), n["line"].get<int>())] = n["share"].get<double>();
+    std::string kept, left;
+    bool keep = true;
+    for (const auto &line : support::splitLines(text)) {
+      if (line.rfind("nest ", 0) == 0) {
+        std::string label = line.substr(5, line.find(" in ", 5) - 5); // "gemm.c:37-39"
+        if (size_t dash = label.rfind('-'); dash != std::string::npos && dash > label.rfind(':'))
+          label.resize(dash); // "gemm.c:37"
+        auto it = shares.find(label);
+        keep = it == shares.end() || it->second >= kColdNest;
+        if (!keep)
+          left += (left.empty() ? "" : ", ") + label;
+      }
+      if (keep)
+        kept += line + "\n";
+    }
+    if (!left.empty())
+      text = kept + fmt::format("(nests left out as cold, under {:.0f}% of the instructions each: {})\n",
+                                100 * kColdNest, left);
+  }
   return "Each nest's knobs (FILE:LINE.ACTION) are in \"knobs\" too: set one instead of rewriting that nest, on a "
          "file you do not edit. A value \"not proven\" may still be right, but then your code must make it so.\n" +
          text;
@@ -300,15 +373,31 @@ std::string KernelCodec::show(const std::string &artifact) const {
 }
 
 std::map<std::string, std::string> KernelCodec::baseValues(const std::string &base, const json &feedback) const {
-  std::string knobs = "(the project has no knobs)";
+  std::string knobs = manifest_.knobs.empty() ? "(the project has no knobs)" : "all at their defaults";
   if (auto v = parseVariant(manifest_, base); v && !v->knobs.empty()) {
+    // Only the knobs set away from the reference's value: a nest's twenty defaults say nothing.
     std::vector<std::string> parts;
-    for (const auto &[k, value] : v->knobs)
+    for (const auto &[k, value] : v->knobs) {
+      auto knob = std::find_if(manifest_.knobs.begin(), manifest_.knobs.end(), [&](const Knob &m) { return m.name == k; });
+      if (knob != manifest_.knobs.end() && knob->defaultIndex < knob->values.size() &&
+          knob->values[knob->defaultIndex] == value)
+        continue;
       parts.push_back(fmt::format("{}={}", k, value.empty() ? "(unset)" : value));
-    knobs = fmt::format("{}", fmt::join(parts, ", "));
+    }
+    if (!parts.empty())
+      knobs = fmt::format("{}; the others at their defaults", fmt::join(parts, ", "));
   }
   std::string diagnostics;
+  std::set<std::string> named; // the catalogue shows in full the first two entries each diagnostic names
+  std::vector<std::string> elsewhere;
   for (const auto &d : shownDiagnostics(feedback)) {
+    if (!d.file.empty() && std::find(manifest_.editable.begin(), manifest_.editable.end(), d.file) ==
+                               manifest_.editable.end()) {
+      elsewhere.push_back(d.line > 0 ? fmt::format("{}:{}", d.file, d.line) : d.file);
+      continue; // in the harness or a library source: not the model's to change
+    }
+    for (size_t i = 0; i < d.transformations.size() && i < 2; ++i)
+      named.insert(d.transformations[i]);
     std::string where = d.file.empty() ? "" : d.line > 0 ? fmt::format(" at {}:{}", d.file, d.line) : " in " + d.file;
     diagnostics += fmt::format("- {} [{}]{}: {}{}\n", d.id, d.rule, where, d.text,
                                d.transformations.empty()
@@ -319,8 +408,20 @@ std::map<std::string, std::string> KernelCodec::baseValues(const std::string &ba
     diagnostics = feedback.is_object() && feedback.contains("findings") && !feedback["findings"].empty()
                       ? "(not shown at this feedback level)\n"
                       : "(none: the profile shows nothing above hone's thresholds, or it has not run yet)\n";
+  if (!elsewhere.empty())
+    diagnostics += fmt::format("({} finding{} in files you may not change left out: {})\n", elsewhere.size(),
+                               elsewhere.size() == 1 ? "" : "s", fmt::join(elsewhere, ", "));
+  if (feedback.is_object() && feedback.contains("breakdown")) // where the time goes comes first
+    if (std::string b = breakdownText(feedback["breakdown"], feedback.value("cold", json::array())); !b.empty())
+      diagnostics = b + "\n" + diagnostics;
   std::string execution = feedback.is_object() ? support::textOf(feedback, "execution") : std::string();
-  return {{"knobs", knobs}, {"diagnostics", diagnostics}, {"execution", execution.empty() ? "(not run yet)" : execution}};
+  std::map<std::string, std::string> out{{"knobs", knobs},
+          {"diagnostics", diagnostics},
+          {"execution", execution.empty() ? "(not run yet)" : execution},
+          {"catalogue", catalogueText(named)}};
+  if (feedback.is_object() && feedback.contains("breakdown"))
+    out["source_model"] = sourceModel(&feedback["breakdown"]);
+  return out;
 }
 
 json KernelCodec::replySchema() const {

@@ -56,7 +56,9 @@ public:
   std::string fence() const override;
   support::Expected<std::map<std::string, std::string>> promptValues() const override;
   /// What the source model says of each nest (its loops, what is legal, why the rest is not), for the prompt.
-  std::string sourceModel() const;
+  /// With the profile's breakdown, the nests it counts as cold (under kColdNest) are left out.
+  std::string sourceModel(const nlohmann::json *breakdown = nullptr) const;
+  static constexpr double kColdNest = 0.02;
   std::optional<tune::LlmRejection> check(const std::string &artifact) const override;
   std::string show(const std::string &artifact) const override;
   std::map<std::string, std::string> baseValues(const std::string &base, const nlohmann::json &feedback) const override;
@@ -68,15 +70,24 @@ public:
   support::Expected<std::pair<std::string, nlohmann::json>> readInsight(const std::string &content) const override;
   std::string singleCallInsight() const override;
   /// Times, scores and profiles are measured again in a replay: left out of the cache key.
+  /// The catalogue shown follows the diagnostics, and the attempts list their scores: both measured.
   std::set<std::string> measuredValues() const override {
-    return {"score", "execution", "diagnostics", "feedback", "last", "history"};
+    return {"score", "execution", "diagnostics", "feedback", "last", "history", "tried", "catalogue"};
   }
+  /// A real model reads a prompt of about this many bytes well (docs/LLM.md, "Prompt size").
+  size_t promptBudget() const override { return kPromptBudget; }
+  static constexpr size_t kPromptBudget = 15000;
+  std::vector<std::pair<std::string, std::string>>
+  trimmings(const std::map<std::string, std::string> &values) const override;
 
 private:
   /// The contents of every editable file in `v` (its edits, else the project's).
   std::map<std::string, std::string> editableFiles(const Variant &v) const;
   const Transformation *transformation(const std::string &id) const;
   std::vector<Transformation> relevant() const; // the catalogue's entries for the project's target
+  /// The catalogue as the prompt shows it: the entries in `named` in full (all when none is named),
+  /// the others by id and name on one line.
+  std::string catalogueText(const std::set<std::string> &named) const;
   nlohmann::json alignment(const std::vector<std::string> &addresses, const nlohmann::json &baseFeedback,
                            const std::map<std::string, std::string> &before,
                            const std::map<std::string, std::string> &after) const;

@@ -1,6 +1,8 @@
 #include "kernel/Diagnose.h"
 
+#include "kernel/SourceKnobs.h"
 #include "support/DataPaths.h"
+#include "support/JsonText.h"
 #include "support/FileUtil.h"
 #include "support/Subprocess.h"
 #include "support/TomlReader.h"
@@ -119,6 +121,13 @@ std::string effectiveSchedule(const Manifest &m, const Variant &v, const OmpSche
 
 } // namespace
 
+namespace {
+double event(const CostLine &c, const char *name) {
+  auto it = c.events.find(name);
+  return it == c.events.end() ? 0 : it->second;
+}
+} // namespace
+
 KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
   KernelProfile p;
   p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -171,6 +180,15 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         } else if (auto text = support::readFile(best)) {
           auto parsed = parseCachegrind(*text);
           if (parsed) {
+            // The largest functions outside the project (printf's family when a dump is timed).
+            std::vector<std::pair<std::string, double>> outside;
+            double total = parsed->totals.count("Ir") ? parsed->totals.at("Ir") : 0;
+            for (const auto &c : parsed->functions)
+              if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01)
+                outside.push_back({c.function, event(c, "Ir") / total});
+            std::stable_sort(outside.begin(), outside.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+            if (outside.size() > 4)
+              outside.resize(4);
             // Keep the project's own code; name files relative to it.
             auto keep = [&](std::vector<CostLine> &lines) {
               std::vector<CostLine> mine;
@@ -185,6 +203,9 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             };
             keep(parsed->functions);
             keep(parsed->lines);
+            p.breakdown = timeBreakdown(m, v, *parsed);
+            if (p.breakdown)
+              p.breakdown->outsideFunctions = std::move(outside);
             p.cachegrind = std::move(*parsed);
             p.tools.push_back("cachegrind");
           } else {
@@ -368,11 +389,6 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
 
 namespace {
 
-double event(const CostLine &c, const char *name) {
-  auto it = c.events.find(name);
-  return it == c.events.end() ? 0 : it->second;
-}
-
 std::string where(const CostLine &c) {
   return c.line ? fmt::format("{}:{} ({})", c.file, c.line, c.function) : fmt::format("{} ({})", c.function, c.file);
 }
@@ -451,9 +467,12 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     if (kind.empty() || !seen.insert({r.file, r.line}).second)
       continue;
     double share = 0.02;
-    for (const CostLine *c : hot)
-      if (c->file == r.file && std::abs(c->line - r.line) <= 2)
-        share = std::max(share, event(*c, "Ir") / std::max(1.0, p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 1.0));
+    if (const NestShare *n = p.breakdown ? p.breakdown->nestAt(r.file, r.line) : nullptr)
+      share = n->share; // the loop's whole nest, as counted
+    else
+      for (const CostLine *c : hot)
+        if (c->file == r.file && std::abs(c->line - r.line) <= 2)
+          share = std::max(share, event(*c, "Ir") / std::max(1.0, p.cachegrind->totals.count("Ir") ? p.cachegrind->totals.at("Ir") : 1.0));
     std::string why = r.message;
     for (const char *prefix : {"not vectorized: ", "loop not vectorized: "})
       if (why.rfind(prefix, 0) == 0)
@@ -616,9 +635,83 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
           {{"dram_pct", *dram}, {"sm_pct", *sm}});
   }
 
+  // Findings about a loop nest the profile counts as cold are left out, and said to be: a loop with
+  // 0.1% of the time is not where a change pays.
+  json cold = json::array();
+  if (p.breakdown) {
+    json kept = json::array();
+    for (auto &b : out) {
+      const NestShare *n = b.contains("file") && b.contains("line")
+                               ? p.breakdown->nestAt(b["file"].get<std::string>(), b["line"].get<int>())
+                               : nullptr;
+      // A nest that calls out may spend its time in the callees (printf's, in a dump): cold only when
+      // that cannot be so.
+      if (n && n->share + (n->calls ? p.breakdown->outside : 0.0) < t.coldShare)
+        cold.push_back({{"kind", b["kind"]}, {"file", n->file}, {"line", b["line"]}, {"nest_line", n->line},
+                        {"nest_share", n->share}});
+      else
+        kept.push_back(std::move(b));
+    }
+    out = std::move(kept);
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const json &a, const json &b) { return a["share"].get<double>() > b["share"].get<double>(); });
-  return json{{"schema", 1}, {"bottlenecks", out}};
+  json result{{"schema", 1}, {"bottlenecks", out}};
+  if (p.breakdown) {
+    result["breakdown"] = toJson(*p.breakdown);
+    result["cold"] = cold;
+  }
+  return result;
+}
+
+std::string breakdownText(const json &breakdown, const json &cold, size_t maxNests) {
+  if (!breakdown.is_object() || !breakdown.contains("nests") || !breakdown["nests"].is_array())
+    return "";
+  auto num = [](const json &j, const char *key) {
+    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+  };
+  std::string out = fmt::format("Where the time goes ({} counted by {}, in the timed build):\n",
+                                support::textOf(breakdown, "measure", "instructions"),
+                                support::textOf(breakdown, "tool", "the profiler"));
+  size_t shown = 0;
+  double restShare = 0;
+  size_t rest = 0;
+  for (const auto &n : breakdown["nests"]) {
+    double share = num(n, "share");
+    if (shown < maxNests && share >= 0.02) {
+      std::string function = support::textOf(n, "function");
+      out += fmt::format("- {:5.1f}%  loop nest {}:{}-{}{}\n", 100 * share, support::textOf(n, "file"),
+                         static_cast<int64_t>(num(n, "line")), static_cast<int64_t>(num(n, "end_line")),
+                         function.empty() ? "" : " in " + function + "()");
+      ++shown;
+    } else {
+      restShare += share;
+      ++rest;
+    }
+  }
+  if (rest > 0)
+    out += fmt::format("- {:5.1f}%  {} other loop nest{}\n", 100 * restShare, rest, rest == 1 ? "" : "s");
+  if (breakdown.contains("files") && breakdown["files"].is_array())
+    for (const auto &f : breakdown["files"])
+      if (num(f, "share") >= 0.02)
+        out += fmt::format("- {:5.1f}%  {} outside its loop nests\n", 100 * num(f, "share"), support::textOf(f, "file"));
+  std::vector<std::string> largest;
+  if (breakdown.contains("outside_functions") && breakdown["outside_functions"].is_array())
+    for (const auto &f : breakdown["outside_functions"])
+      largest.push_back(fmt::format("{} {:.1f}%", support::textOf(f, "function"), 100 * num(f, "share")));
+  out += fmt::format("- {:5.1f}%  outside the project's code (the C library, the runtime, the loader){}\n",
+                     100 * num(breakdown, "outside"),
+                     largest.empty() ? "" : fmt::format("; the largest: {}", fmt::join(largest, ", ")));
+  if (cold.is_array() && !cold.empty()) {
+    std::vector<std::string> where;
+    for (const auto &c : cold)
+      where.push_back(fmt::format("{}:{}", support::textOf(c, "file"), static_cast<int64_t>(num(c, "line"))));
+    out += fmt::format("({} finding{} about loops in cold nests (a few percent of the instructions at most) left out: "
+                       "{})\n",
+                       cold.size(),
+                       cold.size() == 1 ? "" : "s", fmt::join(where, ", "));
+  }
+  return out;
 }
 
 // ---- catalogue ---------------------------------------------------------------------------

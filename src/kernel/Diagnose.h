@@ -21,6 +21,7 @@ namespace hone::kernel {
 /// When a number is worth a finding. Named defaults; docs/KERNELS.md explains each.
 struct Thresholds {
   double hotShare = 0.10;          // a function or line with at least this share of instructions is hot
+  double coldShare = 0.02;         // a finding in a loop nest with less than this share is left out (cold)
   double d1MissRate = 0.05;        // D1 misses per data reference above this: locality
   double llMissRate = 0.01;        // LL misses per data reference above this: memory traffic
   double usedCoresFraction = 0.6;  // CPUs utilized below this fraction of the cores: serial
@@ -50,6 +51,12 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
 /// the form AutoGuide's "bottleneck" rules match; `share` is the fraction of the time the finding
 /// could save (its ranking).
 nlohmann::json diagnose(const KernelProfile &p, const Thresholds &t = {});
+
+/// Where the time goes, for a reader (`hone kernel profile`, the LLM prompt): the diagnosis's
+/// "breakdown" (every loop nest, the rest of each file, the code outside the project) and the
+/// findings left out as cold; "" when the profile has no breakdown. Reads what `diagnose` wrote,
+/// tolerating anything else.
+std::string breakdownText(const nlohmann::json &breakdown, const nlohmann::json &cold, size_t maxNests = 8);
 
 /// One entry of the transformation catalogue.
 struct Transformation {

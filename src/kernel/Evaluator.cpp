@@ -702,6 +702,9 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
     nlohmann::json diagnosis = diagnose(p, settings_.thresholds);
     r.profile["kernel_profile"] = toJson(p);
     r.profile["bottlenecks"] = diagnosis["bottlenecks"];
+    for (const char *key : {"breakdown", "cold"}) // where the time goes: the agents' first evidence
+      if (diagnosis.contains(key))
+        r.profile[key] = diagnosis[key];
     if (manifest_.plan && p.cachegrind) // where the time goes among the nests hone can transform
       r.profile["nests"] = nestHeat(manifest_, *p.cachegrind);
   }

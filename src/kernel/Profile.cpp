@@ -646,6 +646,29 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
 
 // ---- JSON --------------------------------------------------------------------------------
 
+const NestShare *TimeBreakdown::nestAt(const std::string &file, int line) const {
+  for (const auto &n : nests)
+    if (n.file == file && line >= n.line && line <= n.endLine)
+      return &n;
+  return nullptr;
+}
+
+nlohmann::json toJson(const TimeBreakdown &b) {
+  using nlohmann::json;
+  json nests = json::array();
+  for (const auto &n : b.nests)
+    nests.push_back({{"file", n.file}, {"function", n.function}, {"line", n.line}, {"end_line", n.endLine},
+                     {"share", n.share}, {"calls", n.calls}});
+  json files = json::array();
+  for (const auto &[file, share] : b.files)
+    files.push_back({{"file", file}, {"share", share}});
+  json outside = json::array();
+  for (const auto &[function, share] : b.outsideFunctions)
+    outside.push_back({{"function", function}, {"share", share}});
+  return {{"measure", b.measure}, {"tool", b.tool},       {"nests", nests},
+          {"files", files},       {"outside", b.outside}, {"outside_functions", outside}};
+}
+
 nlohmann::json toJson(const KernelProfile &p) {
   using nlohmann::json;
   json j{{"schema", 1}, {"tools", p.tools}, {"skipped", p.skipped}, {"cores", p.cores}, {"gpu", p.gpu}};
@@ -661,6 +684,8 @@ nlohmann::json toJson(const KernelProfile &p) {
     }
     return a;
   };
+  if (p.breakdown)
+    j["breakdown"] = toJson(*p.breakdown);
   if (p.cachegrind)
     j["cachegrind"] = {{"totals", p.cachegrind->totals},
                        {"functions", costs(p.cachegrind->functions, 10)},

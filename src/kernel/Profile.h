@@ -99,6 +99,28 @@ struct OmpSchedule {
 std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::string &text);
 
 /// What the profilers found, in one schema (docs/KERNELS.md, "Profile").
+/// One loop nest's share of what the profile counted (its lines' own costs; calls out of the nest
+/// count where the callee's lines are).
+struct NestShare {
+  std::string file, function; // project-relative; the function holding the nest
+  int line = 0, endLine = 0;
+  double share = 0;
+  bool calls = false; // calls functions: what they cost counts elsewhere (in `outside`, for the C library's)
+};
+
+/// Where the time goes, as the profile counted it (cachegrind: instructions), over the variant's
+/// own source: each top-level loop nest of the editable files, the rest of each project file, and
+/// what ran outside the project's code (the C library, the runtime).
+struct TimeBreakdown {
+  std::string measure = "instructions", tool = "cachegrind";
+  std::vector<NestShare> nests;                     // hottest first
+  std::vector<std::pair<std::string, double>> files; // project file -> share outside the listed nests
+  double outside = 0;                                // outside the project's files
+  std::vector<std::pair<std::string, double>> outsideFunctions; // the largest of those, by name
+  /// The nest holding file:line, or nullptr.
+  const NestShare *nestAt(const std::string &file, int line) const;
+};
+
 struct KernelProfile {
   std::vector<std::string> tools;       // that ran
   std::vector<std::string> skipped;     // "perf: hardware counters not supported", ...
@@ -112,9 +134,11 @@ struct KernelProfile {
   std::vector<KernelOccupancy> occupancy; // static, from ptxas and the launches (Occupancy.h)
   std::vector<NcuKernel> ncu;
   std::vector<OmpSchedule> ompSchedules; // from the sources, with the schedule the profiled run used
+  std::optional<TimeBreakdown> breakdown; // cachegrind's counts over the variant's loop nests
   int cores = 1;                        // of the machine the run used
   bool gpu = false;                     // a GPU program: its host side is serial by design
 };
 nlohmann::json toJson(const KernelProfile &p);
+nlohmann::json toJson(const TimeBreakdown &b);
 
 } // namespace hone::kernel

@@ -5,7 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "support/FileUtil.h"
+
 #include <algorithm>
+#include <atomic>
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
 
@@ -130,6 +134,64 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
   out += plan->describe();
   m.plan = std::move(plan);
   return out;
+}
+
+std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg) {
+  double total = cg.totals.count("Ir") ? cg.totals.at("Ir") : 0;
+  if (total <= 0 || (m.language != "c" && m.language != "cpp"))
+    return std::nullopt;
+  // The editable files as this variant builds them (its edits, or what its source knobs make).
+  std::vector<std::pair<std::string, std::string>> files;
+  static std::atomic<int> calls{0}; // profiles of a parallel run parse in folders of their own
+  fs::path scratch = fs::path(m.dir) / ".hone" / fmt::format("breakdown-{}-{}", ::getpid(), calls++);
+  std::error_code ec;
+  for (const auto &e : m.editable) {
+    std::string ext = fs::path(e).extension().string();
+    if (ext != ".c" && ext != ".cc" && ext != ".cpp" && ext != ".cxx" && ext != ".C")
+      continue;
+    auto it = v.files.find(e);
+    if (it == v.files.end()) {
+      files.push_back({e, (fs::path(m.dir) / e).string()});
+      continue;
+    }
+    fs::path copy = scratch / e; // parsed beside the project's headers: -I of the project comes with the arguments
+    fs::create_directories(copy.parent_path(), ec);
+    if (!support::writeFileAtomically(copy.string(), it->second, nullptr))
+      return std::nullopt;
+    files.push_back({e, copy.string()});
+  }
+  if (files.empty())
+    return std::nullopt;
+  auto program = source::analyze(files, parseArguments(m));
+  fs::remove_all(scratch, ec);
+  if (!program)
+    return std::nullopt;
+  TimeBreakdown b;
+  for (const auto &f : program->files)
+    for (const auto &n : f.nests)
+      b.nests.push_back({f.name, n.function, n.line, n.endLine, 0, !n.calls.empty() || n.unknownCalls});
+  auto sameFile = [](const std::string &a, const std::string &b) {
+    return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+  };
+  std::map<std::string, double> rest; // per project file, outside the nests
+  double inProject = 0;
+  for (const auto &c : cg.lines) {
+    double ir = c.events.count("Ir") ? c.events.at("Ir") : 0;
+    inProject += ir;
+    auto nest = std::find_if(b.nests.begin(), b.nests.end(), [&](const NestShare &n) {
+      return c.line >= n.line && c.line <= n.endLine && sameFile(c.file, n.file);
+    });
+    if (nest != b.nests.end())
+      nest->share += ir / total;
+    else
+      rest[c.file] += ir / total;
+  }
+  std::stable_sort(b.nests.begin(), b.nests.end(), [](const NestShare &a, const NestShare &b) { return a.share > b.share; });
+  for (const auto &[file, share] : rest)
+    b.files.push_back({file, share});
+  std::stable_sort(b.files.begin(), b.files.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
+  b.outside = std::max(0.0, 1.0 - inProject / total);
+  return b;
 }
 
 nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg) {

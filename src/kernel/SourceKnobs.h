@@ -29,4 +29,9 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
 /// The guided agent transforms the hot nests, not every nest a program-wide finding could name.
 nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg);
 
+/// Where the instructions of a cachegrind profile of `v` go: every top-level loop nest of the
+/// variant's editable C/C++ files (parsed as built), the rest of each project file, and the code
+/// outside the project. nullopt when the files do not parse or the profile counted nothing.
+std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg);
+
 } // namespace hone::kernel

@@ -59,7 +59,8 @@ json TuneConfig::toJson() const {
                 {"history", llm.history},
                 {"temperature", llm.temperature},
                 {"max_tokens", llm.maxTokens},
-                {"prompt_dirs", llm.promptDirs}};
+                {"prompt_dirs", llm.promptDirs},
+                {"prompt_budget", llm.promptBudget}};
     if (c.timeoutS)
       j["llm"]["timeout_s"] = *c.timeoutS;
     if (c.pricePrompt)
@@ -117,6 +118,7 @@ LlmConfig readLlm(const json &k) {
   c.temperature = r.get<double>("temperature", 0.7);
   c.maxTokens = r.get<int>("max_tokens", 0);
   c.promptDirs = r.get<std::vector<std::string>>("prompt_dirs", {});
+  c.promptBudget = r.get<size_t>("prompt_budget", 0);
   r.finish();
   return c;
 }

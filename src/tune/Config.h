@@ -32,6 +32,7 @@ struct LlmConfig {
   double temperature = 0.7;
   int maxTokens = 0; // per reply; 0: the server's default
   std::vector<std::string> promptDirs;
+  size_t promptBudget = 0; // bytes of a request's first messages at most; 0: the domain's default
 };
 
 /// The configuration format written by this version (1: mapping-only, domain keys at the top level).

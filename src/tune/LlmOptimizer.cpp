@@ -1,5 +1,6 @@
 #include "tune/LlmOptimizer.h"
 
+#include "support/Diff.h"
 #include "support/JsonText.h"
 
 #include <fmt/format.h>
@@ -53,6 +54,7 @@ support::Expected<LlmOptimizerOptions> optimizerOptions(const TuneConfig &config
   o.maxTokens = l.maxTokens;
   o.promptDirs = l.promptDirs;
   o.mode = l.mode;
+  o.promptBudget = l.promptBudget;
   o.seed = static_cast<int64_t>(config.seed);
   return o;
 }
@@ -106,6 +108,79 @@ std::string maskNumbers(const std::string &text) {
   return out;
 }
 
+namespace {
+
+/// `text` on one line, cut to `max` characters.
+std::string oneLine(const std::string &text, size_t max) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    out += c == '\n' || c == '\r' || c == '\t' ? ' ' : c;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string LlmOptimizer::triedText(const std::vector<Seen> &seen, std::optional<size_t> best, size_t lines) {
+  if (seen.empty())
+    return "(nothing yet)\n";
+  std::string out;
+  size_t from = seen.size() > lines ? seen.size() - lines : 0;
+  if (from > 0)
+    out += fmt::format("({} earlier attempts not listed)\n", from);
+  for (size_t i = from; i < seen.size(); ++i) {
+    const Seen &s = seen[i];
+    std::string why = s.rationale;
+    if (why.rfind("llm (", 0) == 0) // "llm (trace): ..." -- the agent's prefix says nothing here
+      if (size_t colon = why.find("): "); colon != std::string::npos)
+        why = why.substr(colon + 3);
+    std::string result = s.ok ? "score " + scoreText(true, s.score)
+                              : s.status + (s.error.empty() ? "" : ": " + oneLine(s.error, 160));
+    out += fmt::format("- {}: {} -> {}{}\n", i, oneLine(why.empty() ? "(no rationale)" : why, 120),
+                       result, best && *best == i ? " (the current best)" : "");
+  }
+  return out;
+}
+
+std::vector<std::string> LlmOptimizer::fitBudget(const llm::Template &body, std::map<std::string, std::string> &values,
+                                                 const std::string &system, size_t budget) const {
+  std::vector<std::string> trimmed;
+  auto size = [&] {
+    auto text = llm::render(body, values);
+    return system.size() + (text ? text->size() : 0);
+  };
+  if (budget == 0 || size() <= budget)
+    return trimmed;
+  auto order = codec_->trimmings(values);
+  // The optimizer's own: the last attempt to a line, the history to its last few, opro's pairs to the best two.
+  if (auto it = values.find("last"); it != values.end() && !it->second.empty())
+    order.push_back({"last", fmt::format("## Your last attempt, not better than the current {}\n(its code is left out "
+                                         "to keep this prompt within its size budget; its result is in the list of "
+                                         "attempts)\n",
+                                         name_)});
+  if (values.count("tried"))
+    order.push_back({"tried", triedText(seen_, best_, 5)});
+  if (auto it = values.find("history"); it != values.end() && !it->second.empty()) {
+    size_t keep = it->second.size() / 3;
+    order.push_back({"history", "(earlier variants left out to keep this prompt within its size budget)\n" +
+                                    it->second.substr(it->second.size() - keep)});
+  }
+  for (auto &[name, shorter] : order) {
+    if (size() <= budget)
+      break;
+    auto it = values.find(name);
+    if (it == values.end() || shorter.size() >= it->second.size())
+      continue;
+    it->second = std::move(shorter);
+    trimmed.push_back(name);
+  }
+  return trimmed;
+}
+
 std::string feedbackText(const json &feedback) {
   if (!feedback.is_object())
     return "(no feedback)";
@@ -142,6 +217,12 @@ json LlmExchange::toJson(const std::string &optimizer) const {
          {"finish_reasons", finishReasons}};
   if (seed)
     j["seed"] = *seed;
+  if (promptBytes > 0)
+    j["prompt_bytes"] = promptBytes;
+  if (promptBudget > 0)
+    j["prompt_budget"] = promptBudget;
+  if (!trimmed.empty())
+    j["trimmed"] = trimmed;
   if (!insight.empty()) {
     json stage = json::array();
     for (const auto &m : insight)
@@ -173,12 +254,23 @@ std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
       {"examples", ""},
   };
   if (!seen_.empty() && best && &seen_.back() != best) {
+    // The last attempt as its difference from the current best, which the prompt shows in full once;
+    // whole when that is shorter (a rewrite).
     const Seen &last = seen_.back();
-    values["last"] = fmt::format("## Your last attempt (score {}), not better than the current {}\n```{}\n{}\n```\n"
-                                 "What happened when it ran:\n{}\n",
-                                 scoreText(last.ok, last.score), name_, fence_, codec_->show(last.text),
-                                 feedbackText(last.feedback));
+    std::string lastText = codec_->show(last.text);
+    std::string diff = support::unifiedDiff(codec_->show(best->text), lastText, "current", "attempt");
+    if (diff.empty()) // the same code in other settings (a kernel's knobs): the candidates' own difference
+      diff = support::unifiedDiff(best->text, last.text, "current", "attempt");
+    values["last"] =
+        diff.size() < lastText.size()
+            ? fmt::format("## Your last attempt (score {}), not better than the current {}: how it differs from "
+                          "it\n```diff\n{}```\nWhat happened when it ran:\n{}\n",
+                          scoreText(last.ok, last.score), name_, diff, feedbackText(last.feedback))
+            : fmt::format("## Your last attempt (score {}), not better than the current {}\n```{}\n{}\n```\n"
+                          "What happened when it ran:\n{}\n",
+                          scoreText(last.ok, last.score), name_, fence_, lastText, feedbackText(last.feedback));
   }
+  values["tried"] = triedText(seen_, best_, kTriedLines);
   if (options_.optimizer == "opro") {
     std::vector<const Seen *> ranked;
     for (const auto &s : seen_)
@@ -212,7 +304,7 @@ support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
   for (const auto *t : {&system, &body, &repair, &duplicate})
     if (!*t)
       return t->error();
-  Prepared p{*repair, *duplicate, *body, std::nullopt, system->text, {}, start_, nullptr};
+  Prepared p{*repair, *duplicate, *body, std::nullopt, system->text, {}, start_, nullptr, 0, {}};
   if (options_.mode == "two-agent") {
     if (!codec_->hasInsight())
       return support::Error{fmt::format("the {} domain has no two-agent mode", folder)};
@@ -236,6 +328,9 @@ support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
     (*values)[key] = std::move(value); // the optimizer's own values win: a domain cannot shadow {{score}}
   (*values)["insight"] = codec_->singleCallInsight();
   p.values = std::move(*values);
+  p.budget = options_.promptBudget > 0 ? options_.promptBudget : codec_->promptBudget();
+  if (auto systemText = llm::render(*system, p.values))
+    p.trimmed = fitBudget(p.body, p.values, *systemText, p.budget);
   // Render now, so that a template with a hole stops the agent before any request goes out.
   auto systemText = llm::render(*system, p.values);
   if (!systemText)
@@ -330,6 +425,9 @@ std::optional<engine::Candidate> LlmOptimizer::converse(const Prepared &prepared
   Conversation talk;
   talk.messages = {{"system", prepared.system}, {"user", *llm::render(prepared.body, values)}};
   talk.key = {{"system", prepared.system}, {"user", *llm::render(prepared.body, masked(values))}};
+  ex.promptBytes = prepared.system.size() + talk.messages[1].content.size();
+  ex.promptBudget = prepared.budget;
+  ex.trimmed = prepared.trimmed;
   request.schema = codec_->replySchema();
   LlmReading reading;
   for (int round = 0;; ++round) {
@@ -440,7 +538,7 @@ void LlmOptimizer::notify(const std::vector<engine::Step> &steps) {
       continue; // a repeat: its result is the earlier one's
     seenByHash_[s.candidate.hash] = seen_.size();
     seen_.push_back({s.candidate.artifact, s.candidate.hash, s.result.ok() ? s.result.score : 0.0, s.result.ok(),
-                     s.feedback});
+                     s.feedback, s.candidate.rationale, std::string(engine::toString(s.result.status)), s.result.error});
     if (s.result.ok() && (!best_ || s.result.score > seen_[*best_].score))
       best_ = seen_.size() - 1;
   }

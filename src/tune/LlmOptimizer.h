@@ -53,6 +53,7 @@ struct LlmOptimizerOptions {
   int maxTokens = 0; // per reply; 0: the server's default
   std::optional<int64_t> seed = 1; // sampling seed of the first request; request i sends seed + i
   std::string mode = "single";     // single (one request per candidate) or two-agent (insight, then code)
+  size_t promptBudget = 0;         // bytes of the system and first user message at most; 0: the codec's
 };
 
 /// A mode name: "single" or "two-agent".
@@ -82,6 +83,8 @@ struct LlmExchange {
   std::vector<std::string> finishReasons; // per reply: "stop", "length" (cut at the token limit), ...
   std::optional<int64_t> seed;
   std::string error; // the client's error when no candidate came back
+  size_t promptBytes = 0, promptBudget = 0; // the first request's system and user message; the budget (0: none)
+  std::vector<std::string> trimmed;         // the values shortened to keep within the budget, in order
   nlohmann::json toJson(const std::string &optimizer) const;
 };
 
@@ -142,6 +145,16 @@ public:
   /// out of the cache key (and numbers are masked in follow-ups), so that a replay, which measures
   /// again, finds the replies. Default: none (a deterministic evaluator; the prompt itself is the key).
   virtual std::set<std::string> measuredValues() const { return {}; }
+  /// The prompt's size budget in bytes (system and first user message) when the user gives none; 0: none.
+  virtual size_t promptBudget() const { return 0; }
+  /// What to shorten, in order, while a prompt is over its budget: a template value and its shorter
+  /// form, computed from the values as rendered (the optimizer's own, "last", "tried" and "history",
+  /// come after the codec's). Default: nothing.
+  virtual std::vector<std::pair<std::string, std::string>>
+  trimmings(const std::map<std::string, std::string> &values) const {
+    (void)values;
+    return {};
+  }
 };
 
 /// `text` with every number masked ("1.93x in 0.071 s" -> "#x in # s"): the cache key's view of a
@@ -165,6 +178,8 @@ private:
     std::map<std::string, std::string> values;
     std::string base;        // the candidate the reply changes
     nlohmann::json feedback; // and its feedback
+    size_t budget = 0;       // bytes; 0: none
+    std::vector<std::string> trimmed; // values shortened to fit the budget
   };
   support::Expected<Prepared> prepare() const;
   /// One request and its follow-ups (thread-safe: reads the agent's state, writes only `ex`).
@@ -195,7 +210,13 @@ private:
     double score = 0;
     bool ok = false;
     nlohmann::json feedback;
+    std::string rationale, status, error; // for the one-line history ({{tried}})
   };
+  /// Shortens values while the rendered prompt is over the budget; returns the names shortened.
+  static std::string triedText(const std::vector<Seen> &seen, std::optional<size_t> best, size_t lines);
+  static constexpr size_t kTriedLines = 20; // attempts listed one per line in {{tried}}
+  std::vector<std::string> fitBudget(const llm::Template &body, std::map<std::string, std::string> &values,
+                                     const std::string &system, size_t budget) const;
   std::vector<Seen> seen_;
   std::map<std::string, size_t> seenByHash_;
   std::set<std::string> pending_; // proposed, not yet reported

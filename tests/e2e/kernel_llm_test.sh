@@ -276,5 +276,88 @@ if part modes; then
   stop_server
 fi
 
+if part prompts; then
+  # A 20-step run on a program of many loop nests (about 9 KB of source): every request, the first
+  # messages of which a model reads, stays within the kernel domain's budget (15000 bytes), the
+  # parts that do not fit are shortened and said to be, and `hone show` reports the sizes.
+  B="$TMP/big"
+  mkdir -p "$B"
+  python3 - "$B" <<'PY'
+import json, sys
+b = sys.argv[1]
+parts = ["/* Many small loop nests: a program whose prompt must be kept within its budget. */",
+         "#include <stdio.h>", "#include <stdlib.h>", "#define N 64", "static double a[N][N], c[N][N];", ""]
+for f in range(24):
+    parts += [f"static double stage{f}(double s) {{",
+              "  for (int i = 0; i < N; ++i)",
+              "    for (int j = 0; j < N; ++j)",
+              f"      c[i][j] = a[j][i] * {f + 1}.0 + c[i][j] * 0.5 + s;",
+              "  double t = 0;",
+              "  for (int i = 0; i < N; ++i)",
+              "    t += c[i][(i * 7) % N];",
+              "  return t / N;", "}", ""]
+parts += ["int main(int argc, char **argv) {",
+          "  unsigned seed = argc > 1 ? (unsigned)atoi(argv[1]) : 1u;",
+          "  srand(seed);",
+          "  for (int i = 0; i < N; ++i)",
+          "    for (int j = 0; j < N; ++j)",
+          "      a[i][j] = (double)(rand() % 1000) / 1000.0;",
+          "  double s = 0;"]
+parts += [f"  s = stage{f}(s);" for f in range(24)]
+parts += ['  printf("%.17g\\n", s);', "  for (int i = 0; i < N; i += 8)", '    printf("%.17g\\n", c[i][i]);',
+          "  return 0;", "}", ""]
+src = "\n".join(parts)
+open(b + "/big.c", "w").write(src)
+open(b + "/hone.toml", "w").write("""[project]
+name = "big"
+language = "c"
+sources = ["big.c"]
+[build]
+command = "cc {cflags} {defines} {includes} {sources} -o {out}"
+flags = "-O1"
+[run]
+command = "{exe} {seed}"
+seeds = [1, 2]
+[output]
+source = "stdout"
+tolerance = "rel"
+[timing]
+mode = "process"
+warmup = 0
+min_repeats = 2
+max_repeats = 3
+""")
+replies = []
+for k in range(1, 25):  # each a new file of the same size that rewrites every stage (a diff as long)
+    text = src.replace(" * 0.5 + s;", f" * 0.5 + s; /* attempt {k} */")
+    replies.append({"content": json.dumps({"transformation": "unroll", "addresses": ["D1"],
+                                           "files": [{"path": "big.c", "content": text}], "diff": "",
+                                           "knobs": [], "rationale": f"attempt {k}"}), "usage": [3000, 900]})
+json.dump(replies, open(b + "/replies.json", "w"))
+PY
+  start_server "$B/replies.json"
+  check prompts-run 0 "$HONE" tune --kernel "$B" "${LLM[@]}" --llm-url "$URL" --iterations 20 --repairs 0 --seed 11 \
+    --db "$TMP/p.db"
+  expect_eq prompts-requests "$(requests)" 19
+  expect_eq prompts-within "$(python3 -c "
+import json, sys
+sizes = [sum(len(m['content'].encode()) for m in json.loads(l)['body']['messages'][:2]) for l in open(sys.argv[1])]
+print(len(sizes) == 19 and max(sizes) <= 15000)" "$TMP/requests.jsonl")" True
+  expect_eq prompts-tried "$(request_field 19 "'- 18: attempt 18 -> ' in r['body']['messages'][1]['content']")" True
+  "$HONE" show 1 --db "$TMP/p.db" >"$TMP/p-show.txt"
+  expect_eq prompts-show "$(grep -c '^prompts: 19 requests, the first [0-9]* bytes, the largest [0-9]* (step [0-9]*); budget 15000 bytes' "$TMP/p-show.txt")" 1
+  expect_eq prompts-never-over "$(grep -c 'over it even so' "$TMP/p-show.txt")" 0
+  "$HONE" show 1 --db "$TMP/p.db" --json >"$TMP/p-show.json"
+  expect_eq prompts-json "$(jq_py "$TMP/p-show.json" "(j['prompts']['requests'], j['prompts']['budget_bytes'], j['prompts']['largest_bytes'] <= 15000)")" "(19, 15000, True)"
+  # A budget the prompts cannot keep without shortening: shortened, said so, and kept.
+  start_server "$B/replies.json"
+  check prompts-tight 0 "$HONE" tune --kernel "$B" "${LLM[@]}" --llm-url "$URL" --iterations 4 --repairs 0 --seed 12 \
+    --db "$TMP/p2.db" --llm-prompt-budget 12000
+  "$HONE" show 1 --db "$TMP/p2.db" --json >"$TMP/p2-show.json"
+  expect_eq prompts-tight-shortened "$(jq_py "$TMP/p2-show.json" "j['prompts']['shortened'] > 0 and j['prompts']['over_budget'] == 0")" True
+  expect_eq prompts-tight-said "$(request_field 3 "'within its size budget' in r['body']['messages'][1]['content']")" True
+  stop_server
+fi
+
 echo "kernel llm e2e: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -212,7 +212,15 @@ TEST_F(CodeAgentTest, CodeThatDoesNotCompileGoesBackWithTheCompilersErrorsAndNoF
 TEST_F(CodeAgentTest, TheModelIsShownTheFilesTheKnobsAndNumberedDiagnosticsAsTheLevelAllows) {
   EXPECT_EQ(codec->show(start()), kSource);
   auto values = codec->baseValues(start(), feedback());
-  EXPECT_EQ(values.at("knobs"), "TILE=4");
+  EXPECT_EQ(values.at("knobs"), "all at their defaults"); // TILE=4 is the reference's value
+  Variant tiled = referenceVariant(m);
+  tiled.knobs["TILE"] = "8";
+  EXPECT_EQ(codec->baseValues(renderVariant(tiled), feedback()).at("knobs"), "TILE=8; the others at their defaults");
+  // The catalogue shows in full what the diagnostics name, the rest by id only.
+  const std::string &catalogue = values.at("catalogue");
+  EXPECT_NE(catalogue.find("- multiple-accumulators: "), std::string::npos) << catalogue;
+  EXPECT_EQ(catalogue.find("- loop-tiling: "), std::string::npos) << catalogue;
+  EXPECT_NE(catalogue.find("loop-tiling"), std::string::npos) << catalogue;
   EXPECT_NE(values.at("diagnostics").find("- D1 [kernel-dependency-chain] at k.c:11: The loop at k.c:11 waits"),
             std::string::npos)
       << values.at("diagnostics");
@@ -225,6 +233,51 @@ TEST_F(CodeAgentTest, TheModelIsShownTheFilesTheKnobsAndNumberedDiagnosticsAsThe
   EXPECT_EQ(prompt->at("editable"), "k.c");
   EXPECT_NE(prompt->at("catalogue").find("- loop-tiling: "), std::string::npos);
   EXPECT_EQ(prompt->at("catalogue").find("coalescing"), std::string::npos); // GPU entries are not a C program's
+}
+
+// The prompt's diagnostics open with where the time goes; findings in files the model may not
+// change are left out and counted; the nests the profile counts as cold leave the source model.
+TEST_F(CodeAgentTest, TheDiagnosticsStartWithWhereTheTimeGoes) {
+  json fb = feedback();
+  json harness{{"rule", "kernel-cache-misses"},
+               {"severity", "warning"},
+               {"evidence", "misses"},
+               {"explanation", "The harness misses."},
+               {"subject", {{"file", "protected.h"}, {"line", 1}}},
+               {"transformations", {"loop-tiling"}}};
+  fb["findings"].push_back(harness);
+  fb["breakdown"] = {{"measure", "instructions"},
+                     {"tool", "cachegrind"},
+                     {"nests", json::array({{{"file", "k.c"}, {"function", "work"}, {"line", 10}, {"end_line", 12},
+                                             {"share", 0.9}},
+                                            {{"file", "k.c"}, {"function", "main"}, {"line", 20}, {"end_line", 21},
+                                             {"share", 0.001}}})},
+                     {"files", json::array()},
+                     {"outside", 0.099},
+                     {"outside_functions", json::array({{{"function", "__printf_fp_l"}, {"share", 0.05}}})}};
+  fb["cold"] = json::array({{{"kind", "not-vectorized-stride"}, {"file", "k.c"}, {"line", 21}}});
+  auto values = codec->baseValues(start(), fb);
+  const std::string &d = values.at("diagnostics");
+  EXPECT_EQ(d.rfind("Where the time goes (instructions counted by cachegrind", 0), 0u) << d;
+  EXPECT_NE(d.find("90.0%  loop nest k.c:10-12 in work()"), std::string::npos) << d;
+  EXPECT_NE(d.find("1 other loop nest"), std::string::npos) << d; // 0.1%: not listed by itself
+  EXPECT_NE(d.find("__printf_fp_l 5.0%"), std::string::npos) << d;
+  EXPECT_NE(d.find("left out: k.c:21"), std::string::npos) << d;
+  EXPECT_LT(d.find("Where the time goes"), d.find("- D1 [kernel-dependency-chain]")) << d;
+  EXPECT_EQ(d.find("The harness misses"), std::string::npos) << d;
+  EXPECT_NE(d.find("1 finding in files you may not change left out: protected.h:1"), std::string::npos) << d;
+  EXPECT_EQ(values.at("catalogue").find("- loop-tiling: "), std::string::npos); // named only by the harness's
+
+  Manifest withPlan = m;
+  ASSERT_TRUE(addSourceKnobs(withPlan));
+  KernelCodec planned(withPlan, *loadCatalogue(), (dir / "check3").string(), {}, "a test machine");
+  json hot = fb, cold = fb;
+  hot["breakdown"]["nests"][0]["share"] = 0.9;
+  cold["breakdown"]["nests"][0]["share"] = 0.001;
+  EXPECT_NE(planned.baseValues(start(), hot).at("source_model").find("nest k.c:10"), std::string::npos);
+  std::string left = planned.baseValues(start(), cold).at("source_model");
+  EXPECT_EQ(left.find("nest k.c:10-"), std::string::npos) << left;
+  EXPECT_NE(left.find("nests left out as cold, under 2% of the instructions each: k.c:10"), std::string::npos) << left;
 }
 
 TEST_F(CodeAgentTest, TheModelIsShownWhatTheDependenceTestSaysOfEachNest) {

@@ -132,6 +132,78 @@ TEST_F(LlmOptimizerTest, TheLastAttemptIsShownUnderTheCodecsNameAndFence) {
   EXPECT_NE(prompt.find("not better than the current number\n```num\n3\n```"), std::string::npos) << prompt;
 }
 
+// A long candidate's failed attempt is shown as its difference from the best, which the prompt
+// already shows in full; the attempts so far are one line each.
+TEST_F(LlmOptimizerTest, TheLastAttemptIsItsDiffFromTheBestAndEveryAttemptIsOneLine) {
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy" / "trace.md").string(),
+                                           "Current ({{score}}):\n```num\n{{number}}\n```\nTried:\n{{tried}}{{last}}",
+                                           nullptr));
+  std::string tail;
+  for (int i = 0; i < 30; ++i)
+    tail += "1\n";
+  server.then(FakeServer::reply(json{{"number", "30\n" + tail}, {"rationale", "smaller\nfirst"}}.dump()));
+  server.then(FakeServer::reply(answer("50")));
+  LlmOptimizer agent(std::make_unique<NumberCodec>(), "70\n" + tail, "a long number", *client, options());
+  run(agent, 3);
+  ASSERT_EQ(server.requests.size(), 2u);
+  std::string first = server.requests[0]["messages"][1]["content"];
+  EXPECT_NE(first.find("Tried:\n- 0: the starting point: a long number -> score 0.700 (the current best)\n"),
+            std::string::npos)
+      << first;
+  std::string prompt = server.requests[1]["messages"][1]["content"];
+  EXPECT_NE(prompt.find("how it differs from it\n```diff\n--- current\n+++ attempt\n@@"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("-70\n+30\n"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("- 1: smaller first -> score 0.300\n"), std::string::npos) << prompt; // one line
+  EXPECT_EQ(prompt.find(tail + "```\nWhat happened"), std::string::npos) << prompt; // not whole again
+  // Every request's size is recorded with the candidate; with no budget none is set.
+  const auto &ex = agent.exchanges()[1];
+  std::string system = server.requests[1]["messages"][0]["content"];
+  EXPECT_EQ(ex.promptBytes, system.size() + prompt.size());
+  EXPECT_EQ(ex.toJson("trace")["prompt_bytes"], ex.promptBytes);
+  EXPECT_FALSE(ex.toJson("trace").contains("prompt_budget"));
+}
+
+/// A codec with a long manual that it can shorten.
+class ManualCodec : public NumberCodec {
+public:
+  support::Expected<std::map<std::string, std::string>> promptValues() const override {
+    return std::map<std::string, std::string>{{"goal", "the largest number below 100"},
+                                              {"manual", std::string(3000, 'm')}};
+  }
+  std::vector<std::pair<std::string, std::string>>
+  trimmings(const std::map<std::string, std::string> &values) const override {
+    EXPECT_EQ(values.at("manual").size(), 3000u); // as rendered
+    return {{"manual", "(the manual, left out)"}, {"goal", "a goal far longer than the one it would replace, kept"}};
+  }
+};
+
+TEST_F(LlmOptimizerTest, APromptOverItsBudgetIsShortenedInTheCodecsOrderAndSaysSo) {
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy" / "trace.md").string(),
+                                           "Goal: {{goal}}\n{{manual}}\n```num\n{{number}}\n```\n{{tried}}{{last}}",
+                                           nullptr));
+  server.then(FakeServer::reply(answer("42")));
+  server.then(FakeServer::reply(answer("43")));
+  LlmOptimizerOptions o = options();
+  o.promptBudget = 1000;
+  LlmOptimizer agent(std::make_unique<ManualCodec>(), "7", "a small number", *client, o);
+  run(agent, 2);
+  ASSERT_EQ(server.requests.size(), 1u);
+  std::string prompt = server.requests[0]["messages"][1]["content"];
+  EXPECT_NE(prompt.find("(the manual, left out)"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("Goal: the largest number below 100"), std::string::npos); // a longer form is never taken
+  const auto &ex = agent.exchanges()[0];
+  EXPECT_LE(ex.promptBytes, 1000u);
+  EXPECT_EQ(ex.toJson("trace")["prompt_budget"], 1000);
+  EXPECT_EQ(ex.toJson("trace")["trimmed"], json::array({"manual"}));
+  // Within the budget nothing is shortened.
+  o.promptBudget = 100000;
+  LlmOptimizer roomy(std::make_unique<ManualCodec>(), "7", "a small number", *client, o);
+  run(roomy, 2);
+  ASSERT_EQ(server.requests.size(), 2u);
+  EXPECT_NE(std::string(server.requests[1]["messages"][1]["content"]).find(std::string(3000, 'm')), std::string::npos);
+  EXPECT_TRUE(roomy.exchanges()[0].trimmed.empty());
+}
+
 TEST_F(LlmOptimizerTest, AMissingPromptStopsTheAgentWithTheReason) {
   fs::remove(prompts / "toy" / "repair.md");
   LlmOptimizerOptions o = options();
