@@ -128,6 +128,56 @@ double event(const CostLine &c, const char *name) {
 }
 } // namespace
 
+/// callgrind on the profiled build: what the calls made at each of the project's lines cost with
+/// their callees (files relative to the project); nullopt, with the reason in `p.skipped`, when it
+/// does not run or its output does not read.
+std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const std::string &dir,
+                                     const std::string &exe, uint64_t seed, KernelProfile &p) {
+  std::error_code ec;
+  RunResult r = runOnce(m, v, exe, dir + "/cg-run", seed,
+                        {"valgrind", "--tool=callgrind", "--trace-children=yes", "--compress-strings=no",
+                         "--compress-pos=no", "--callgrind-out-file=" + dir + "/callgrind.out.%p"},
+                        {dir + "/callgrind.out.*"}, true);
+  // The program's output, not the shell's that started it (which may be the larger): its "cmd:" is the program.
+  std::string best;
+  uintmax_t bestSize = 0;
+  for (const auto &entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().rfind("callgrind.out.", 0) != 0)
+      continue;
+    auto head = support::readFile(entry.path().string());
+    bool program = false;
+    if (head)
+      if (size_t at = head->find("\ncmd:"); at != std::string::npos)
+      {
+        std::string cmd = head->substr(at + 5, head->find('\n', at + 1) - at - 5);
+        cmd.erase(0, cmd.find_first_not_of(' '));
+        program = cmd.rfind(exe, 0) == 0;
+      }
+    uintmax_t size = entry.file_size() + (program ? (uintmax_t{1} << 60) : 0);
+    if (size > bestSize) {
+      bestSize = size;
+      best = entry.path().string();
+    }
+  }
+  if (best.empty()) {
+    p.skipped.push_back("callgrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
+    return std::nullopt;
+  }
+  auto text = support::readFile(best);
+  auto parsed = text ? parseCallgrindCalls(*text) : support::Expected<CallCosts>(text.error());
+  if (!parsed) {
+    p.skipped.push_back("callgrind: " + parsed.error().message);
+    return std::nullopt;
+  }
+  CallCosts mine;
+  mine.total = parsed->total;
+  for (const auto &[at, ir] : parsed->lines)
+    if (std::string rel = variantRelative(m, v, dir, at.first); !rel.empty())
+      mine.lines[{rel, at.second}] += ir;
+  p.tools.push_back("callgrind");
+  return mine;
+}
+
 KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
   KernelProfile p;
   p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -155,6 +205,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
                           "--cachegrind-out-file=" + out},
                          {dir + "/cachegrind.out.*"}, true);
         };
+        std::string profiled = b.exe;
         RunResult r = underValgrind(b.exe);
         // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
         // that has them: the run stops at the first one with SIGILL, and its profile would say that no
@@ -162,6 +213,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
           BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
           if (narrow.ok) {
+            profiled = narrow.exe;
             r = underValgrind(narrow.exe);
             p.notes.push_back("cachegrind: valgrind cannot run AVX-512 instructions; profiled the build with "
                               "-mno-avx512f added (the same lines and loops, narrower vectors)");
@@ -203,7 +255,8 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             };
             keep(parsed->functions);
             keep(parsed->lines);
-            p.breakdown = timeBreakdown(m, v, *parsed);
+            p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
+            p.breakdown = timeBreakdown(m, v, *parsed, p.callCosts ? &*p.callCosts : nullptr);
             if (p.breakdown)
               p.breakdown->outsideFunctions = std::move(outside);
             p.cachegrind = std::move(*parsed);
@@ -646,7 +699,8 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
                                : nullptr;
       // A nest that calls out may spend its time in the callees (printf's, in a dump): cold only when
       // that cannot be so.
-      if (n && n->share + (n->calls ? p.breakdown->outside : 0.0) < t.coldShare)
+      double callees = n && n->callShare ? *n->callShare : n && n->calls ? p.breakdown->outside : 0.0;
+      if (n && n->share + callees < t.coldShare)
         cold.push_back({{"kind", b["kind"]}, {"file", n->file}, {"line", b["line"]}, {"nest_line", n->line},
                         {"nest_share", n->share}});
       else
@@ -670,19 +724,23 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
   auto num = [](const json &j, const char *key) {
     return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
   };
-  std::string out = fmt::format("Where the time goes ({} counted by {}, in the timed build):\n",
+  bool inclusive = std::any_of(breakdown["nests"].begin(), breakdown["nests"].end(),
+                               [](const json &n) { return n.is_object() && n.contains("call_share"); });
+  std::string out = fmt::format("Where the time goes ({} of the timed build, counted by {}{}):\n",
                                 support::textOf(breakdown, "measure", "instructions"),
-                                support::textOf(breakdown, "tool", "the profiler"));
+                                support::textOf(breakdown, "tool", "the profiler"),
+                                inclusive ? "; a nest's calls, with all they ran, by callgrind" : "");
   size_t shown = 0;
   double restShare = 0;
   size_t rest = 0;
   for (const auto &n : breakdown["nests"]) {
-    double share = num(n, "share");
+    double calls = num(n, "call_share"), share = num(n, "share") + calls; // its lines and what its calls ran
     if (shown < maxNests && share >= 0.02) {
       std::string function = support::textOf(n, "function");
-      out += fmt::format("- {:5.1f}%  loop nest {}:{}-{}{}\n", 100 * share, support::textOf(n, "file"),
+      out += fmt::format("- {:5.1f}%  loop nest {}:{}-{}{}{}\n", 100 * share, support::textOf(n, "file"),
                          static_cast<int64_t>(num(n, "line")), static_cast<int64_t>(num(n, "end_line")),
-                         function.empty() ? "" : " in " + function + "()");
+                         function.empty() ? "" : " in " + function + "()",
+                         calls >= 0.005 ? fmt::format(" ({:.1f}% of it in the functions it calls)", 100 * calls) : "");
       ++shown;
     } else {
       restShare += share;
@@ -699,8 +757,8 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
   if (breakdown.contains("outside_functions") && breakdown["outside_functions"].is_array())
     for (const auto &f : breakdown["outside_functions"])
       largest.push_back(fmt::format("{} {:.1f}%", support::textOf(f, "function"), 100 * num(f, "share")));
-  out += fmt::format("- {:5.1f}%  outside the project's code (the C library, the runtime, the loader){}\n",
-                     100 * num(breakdown, "outside"),
+  out += fmt::format("- {:5.1f}%  outside the project's code (the C library, the runtime, the loader{}){}\n",
+                     100 * num(breakdown, "outside"), inclusive ? "; also in the share of the nests that call it" : "",
                      largest.empty() ? "" : fmt::format("; the largest: {}", fmt::join(largest, ", ")));
   if (cold.is_array() && !cold.empty()) {
     std::vector<std::string> where;

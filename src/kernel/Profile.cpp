@@ -646,6 +646,90 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
 
 // ---- JSON --------------------------------------------------------------------------------
 
+Expected<CallCosts> parseCallgrindCalls(const std::string &text) {
+  CallCosts c;
+  std::map<std::string, std::string> files; // compressed names "(3) /path" of fl, fi, fe, cfi, cfl
+  std::string file, costFile;
+  bool sawHeader = false, callNext = false;
+  int lastLine = 0;
+  auto nameOf = [&](const std::string &value) {
+    if (value.size() > 2 && value[0] == '(') {
+      size_t close = value.find(')');
+      if (close != std::string::npos && close > 1 &&
+          std::all_of(value.begin() + 1, value.begin() + static_cast<long>(close), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+        std::string id = value.substr(1, close - 1), rest = trim(value.substr(close + 1));
+        if (!rest.empty())
+          return files[id] = rest;
+        auto it = files.find(id);
+        return it != files.end() ? it->second : std::string("???");
+      }
+    }
+    return value;
+  };
+  auto lines = splitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string &l = lines[i];
+    int lineNo = static_cast<int>(i + 1);
+    if (l.empty() || l[0] == '#')
+      continue;
+    if (l.rfind("version:", 0) == 0 || l.rfind("creator:", 0) == 0 || l.rfind("events:", 0) == 0) {
+      sawHeader = true;
+      continue;
+    }
+    if (l.rfind("summary:", 0) == 0 || l.rfind("totals:", 0) == 0) {
+      std::istringstream words(l.substr(l.find(':') + 1));
+      double ir = 0;
+      if (!(words >> ir))
+        return Error{fmt::format("line {}: '{}' has no count", lineNo, l.substr(0, l.find(':'))), lineNo, 1};
+      c.total = std::max(c.total, ir);
+      continue;
+    }
+    if (l.rfind("fl=", 0) == 0) {
+      file = costFile = nameOf(l.substr(3));
+      continue;
+    }
+    if (l.rfind("fi=", 0) == 0 || l.rfind("fe=", 0) == 0) {
+      costFile = nameOf(l.substr(3)); // inlined code: its costs are the inlined file's lines
+      continue;
+    }
+    if (l.rfind("fn=", 0) == 0) {
+      costFile = file;
+      continue;
+    }
+    if (l.rfind("cfi=", 0) == 0 || l.rfind("cfl=", 0) == 0) {
+      nameOf(l.substr(4)); // defines a compressed name the callee's file may use later
+      continue;
+    }
+    if (l.rfind("calls=", 0) == 0) {
+      callNext = true;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(l[0])) || l[0] == '+' || l[0] == '-' || l[0] == '*') {
+      // "<line> <Ir> ...": with --compress-pos, "+N", "-N" and "*" are relative to the last line.
+      std::istringstream words(l);
+      std::string pos;
+      double ir = 0;
+      words >> pos;
+      int line = 0;
+      try {
+        line = pos == "*" ? lastLine : pos[0] == '+' || pos[0] == '-' ? lastLine + std::stoi(pos) : std::stoi(pos);
+      } catch (const std::exception &) {
+        return Error{fmt::format("line {}: '{}' is not a position", lineNo, pos), lineNo, 1};
+      }
+      lastLine = line;
+      words >> ir;
+      if (callNext && !costFile.empty())
+        c.lines[{costFile, line}] += ir;
+      callNext = false;
+      continue;
+    }
+    // ob=, cob=, cfn=, jump=, part:, pid:, cmd:, positions:, desc:... say nothing of call costs.
+  }
+  if (!sawHeader)
+    return Error{"not a callgrind profile (no 'version:', 'creator:' or 'events:' line)", 1, 1};
+  return c;
+}
+
 const NestShare *TimeBreakdown::nestAt(const std::string &file, int line) const {
   for (const auto &n : nests)
     if (n.file == file && line >= n.line && line <= n.endLine)
@@ -657,8 +741,12 @@ nlohmann::json toJson(const TimeBreakdown &b) {
   using nlohmann::json;
   json nests = json::array();
   for (const auto &n : b.nests)
+  {
     nests.push_back({{"file", n.file}, {"function", n.function}, {"line", n.line}, {"end_line", n.endLine},
                      {"share", n.share}, {"calls", n.calls}});
+    if (n.callShare)
+      nests.back()["call_share"] = *n.callShare;
+  }
   json files = json::array();
   for (const auto &[file, share] : b.files)
     files.push_back({{"file", file}, {"share", share}});

@@ -36,6 +36,16 @@ struct CachegrindData {
 };
 support::Expected<CachegrindData> parseCachegrind(const std::string &text);
 
+/// What the calls made at each line cost, with everything their callees ran (callgrind's inclusive
+/// call costs): a loop that prints a dump costs what printf costs. Per caller file:line, summed.
+struct CallCosts {
+  double total = 0; // the program's instructions (callgrind's summary)
+  std::map<std::pair<std::string, int>, double> lines;
+};
+/// Reads a callgrind profile (`--compress-strings` and `--compress-pos` either way); a located error
+/// for a file that is not one.
+support::Expected<CallCosts> parseCallgrindCalls(const std::string &text);
+
 struct Remark {
   std::string file;
   int line = 0, column = 0;
@@ -106,6 +116,7 @@ struct NestShare {
   int line = 0, endLine = 0;
   double share = 0;
   bool calls = false; // calls functions: what they cost counts elsewhere (in `outside`, for the C library's)
+  std::optional<double> callShare; // what the calls made in the nest cost, callees included (callgrind)
 };
 
 /// Where the time goes, as the profile counted it (cachegrind: instructions), over the variant's
@@ -135,6 +146,7 @@ struct KernelProfile {
   std::vector<NcuKernel> ncu;
   std::vector<OmpSchedule> ompSchedules; // from the sources, with the schedule the profiled run used
   std::optional<TimeBreakdown> breakdown; // cachegrind's counts over the variant's loop nests
+  std::optional<CallCosts> callCosts;     // callgrind's, of the project's own lines (files relative)
   int cores = 1;                        // of the machine the run used
   bool gpu = false;                     // a GPU program: its host side is serial by design
 };

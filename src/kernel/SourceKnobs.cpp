@@ -136,14 +136,15 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
   return out;
 }
 
-std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg) {
+std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg,
+                                           const CallCosts *calls) {
   double total = cg.totals.count("Ir") ? cg.totals.at("Ir") : 0;
   if (total <= 0 || (m.language != "c" && m.language != "cpp"))
     return std::nullopt;
   // The editable files as this variant builds them (its edits, or what its source knobs make).
   std::vector<std::pair<std::string, std::string>> files;
-  static std::atomic<int> calls{0}; // profiles of a parallel run parse in folders of their own
-  fs::path scratch = fs::path(m.dir) / ".hone" / fmt::format("breakdown-{}-{}", ::getpid(), calls++);
+  static std::atomic<int> parses{0}; // profiles of a parallel run parse in folders of their own
+  fs::path scratch = fs::path(m.dir) / ".hone" / fmt::format("breakdown-{}-{}", ::getpid(), parses++);
   std::error_code ec;
   for (const auto &e : m.editable) {
     std::string ext = fs::path(e).extension().string();
@@ -169,7 +170,7 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
   TimeBreakdown b;
   for (const auto &f : program->files)
     for (const auto &n : f.nests)
-      b.nests.push_back({f.name, n.function, n.line, n.endLine, 0, !n.calls.empty() || n.unknownCalls});
+      b.nests.push_back({f.name, n.function, n.line, n.endLine, 0, !n.calls.empty() || n.unknownCalls, std::nullopt});
   auto sameFile = [](const std::string &a, const std::string &b) {
     return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
   };
@@ -186,7 +187,16 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
     else
       rest[c.file] += ir / total;
   }
-  std::stable_sort(b.nests.begin(), b.nests.end(), [](const NestShare &a, const NestShare &b) { return a.share > b.share; });
+  if (calls && calls->total > 0) {
+    for (auto &n : b.nests)
+      n.callShare = 0.0;
+    for (const auto &[at, ir] : calls->lines)
+      for (auto &n : b.nests)
+        if (at.second >= n.line && at.second <= n.endLine && sameFile(at.first, n.file))
+          *n.callShare += ir / calls->total;
+  }
+  auto weight = [](const NestShare &n) { return n.share + n.callShare.value_or(0.0); };
+  std::stable_sort(b.nests.begin(), b.nests.end(), [&](const NestShare &a, const NestShare &b) { return weight(a) > weight(b); });
   for (const auto &[file, share] : rest)
     b.files.push_back({file, share});
   std::stable_sort(b.files.begin(), b.files.end(), [](const auto &a, const auto &b) { return a.second > b.second; });

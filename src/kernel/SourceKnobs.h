@@ -32,6 +32,8 @@ nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg);
 /// Where the instructions of a cachegrind profile of `v` go: every top-level loop nest of the
 /// variant's editable C/C++ files (parsed as built), the rest of each project file, and the code
 /// outside the project. nullopt when the files do not parse or the profile counted nothing.
-std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg);
+/// With callgrind's call costs, each nest also gets what the calls made in it cost (`callShare`).
+std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg,
+                                           const CallCosts *calls = nullptr);
 
 } // namespace hone::kernel

@@ -8,6 +8,7 @@
 #include "kernel/KernelDomain.h"
 #include "kernel/Manifest.h"
 #include "kernel/Runner.h"
+#include "kernel/SourceKnobs.h"
 
 #include "TestUtil.h"
 
@@ -913,6 +914,103 @@ TEST(Diagnose, FindingsCiteTheirNumbersAndRank) {
   KernelProfile gpu = syntheticProfile();
   gpu.gpu = true; // a GPU program's host is serial by design
   EXPECT_FALSE(kindsOf(diagnose(gpu)).count("serial"));
+}
+
+// Where the time goes: cachegrind's counts over the loop nests of the variant's own source, with
+// what each nest's calls ran (callgrind); findings in cold nests are left out and listed.
+TEST(Diagnose, TheTimeIsBrokenDownByLoopNestAndColdNestsLoseTheirFindings) {
+  fs::path dir = fs::temp_directory_path() / ("hone-breakdown-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const char *source = R"(#include <stdio.h>
+#define N 64
+static double a[N][N], b[N][N];
+static void init(void) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j)
+      a[i][j] = i + j;
+}
+static void work(void) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j)
+      b[j][i] += 2 * a[i][j];
+}
+static void dump(void) {
+  for (int i = 0; i < N; ++i)
+    fprintf(stderr, "%.2f\n", b[i][i]);
+}
+int main(void) {
+  init();
+  work();
+  dump();
+  return 0;
+}
+)";
+  std::ofstream(dir / "k.c") << source;
+  std::ofstream(dir / "hone.toml") << "[project]\nname = \"k\"\nlanguage = \"c\"\nsources = [\"k.c\"]\n"
+                                      "[build]\ncommand = \"cc {cflags} {sources} -o {out}\"\n[run]\ncommand = \"{exe}\"\n";
+  auto m = loadManifest(dir.string());
+  ASSERT_TRUE(m) << m.error().message;
+  CachegrindData cg;
+  cg.events = {"Ir"};
+  cg.totals = {{"Ir", 1000}};
+  auto line = [](int l, double ir) { return CostLine{"k.c", "main", l, {{"Ir", ir}}}; };
+  cg.lines = {line(7, 5), line(12, 600), line(11, 40), line(16, 30), line(21, 15)}; // 310 outside the project
+  CallCosts calls;
+  calls.total = 1000;
+  calls.lines[{"k.c", 16}] = 280; // fprintf, with all it ran
+  auto b = timeBreakdown(*m, referenceVariant(*m), cg, &calls);
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->nests.size(), 3u);
+  EXPECT_EQ(b->nests[0].line, 10); // work's nest: 64%
+  EXPECT_EQ(b->nests[0].function, "work");
+  EXPECT_NEAR(b->nests[0].share, 0.64, 1e-12);
+  EXPECT_EQ(b->nests[1].line, 15); // dump's: 3% of its own, 28% with fprintf
+  EXPECT_NEAR(b->nests[1].share, 0.03, 1e-12);
+  EXPECT_NEAR(b->nests[1].callShare.value_or(-1), 0.28, 1e-12);
+  EXPECT_TRUE(b->nests[1].calls);
+  EXPECT_EQ(b->nests[2].line, 5); // init's: 0.5%
+  EXPECT_FALSE(b->nests[2].calls);
+  ASSERT_EQ(b->files.size(), 1u); // main's call lines, outside every nest
+  EXPECT_NEAR(b->files[0].second, 0.015, 1e-12);
+  EXPECT_NEAR(b->outside, 0.31, 1e-12);
+  EXPECT_EQ(b->nestAt("k.c", 12), &b->nests[0]);
+  EXPECT_EQ(b->nestAt("k.c", 19), nullptr);
+
+  // A finding in init's nest is cold and left out; one in dump's nest stays: its calls are warm.
+  KernelProfile p;
+  p.cachegrind = cg;
+  p.breakdown = *b;
+  p.remarks = {{"k.c", 6, 5, "missed", "not vectorized: complicated access pattern.", ""},
+               {"k.c", 15, 3, "missed", "not vectorized: control flow in loop.", ""},
+               {"k.c", 11, 5, "missed", "not vectorized: complicated access pattern.", ""}};
+  json d = diagnose(p);
+  std::set<int> lines;
+  for (const auto &f : d["bottlenecks"])
+    if (f.contains("line"))
+      lines.insert(f["line"].get<int>());
+  EXPECT_EQ(lines, (std::set<int>{11, 15})) << d.dump(1);
+  ASSERT_EQ(d["cold"].size(), 1u);
+  EXPECT_EQ(d["cold"][0]["line"], 6);
+  for (const auto &f : d["bottlenecks"]) { // a loop's share is its whole nest's
+    if (f.value("line", 0) == 11) {
+      EXPECT_NEAR(f["numbers"]["hot_share"].get<double>(), 0.64, 1e-12);
+    }
+  }
+  std::string text = breakdownText(d["breakdown"], d["cold"]);
+  EXPECT_NE(text.find(" 64.0%  loop nest k.c:10-12 in work()"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 31.0%  loop nest k.c:15-16 in dump() (28.0% of it in the functions it calls)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1 other loop nest"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 31.0%  outside the project's code"), std::string::npos) << text;
+  EXPECT_NE(text.find("left out: k.c:6"), std::string::npos) << text;
+  EXPECT_EQ(breakdownText(json(), json()), "");
+  // Without a breakdown (no cachegrind) nothing is left out.
+  KernelProfile bare = p;
+  bare.breakdown.reset();
+  EXPECT_EQ(diagnose(bare)["bottlenecks"].size(), 3u);
+  EXPECT_FALSE(diagnose(bare).contains("cold"));
+  fs::remove_all(dir);
 }
 
 TEST(Diagnose, AnAvx512BuildIsStillProfiledLineByLine) {

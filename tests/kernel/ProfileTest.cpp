@@ -84,6 +84,78 @@ TEST(Cachegrind, RejectsWhatIsNotCachegrind) {
   EXPECT_NE(d.error().message.find("line 3"), std::string::npos) << d.error().message;
 }
 
+// Callgrind's inclusive call costs: the line after `calls=` is what the call at that line cost with
+// everything the callee ran; inlined code (fi=, fe=) costs lines of the inlined file.
+TEST(Callgrind, CallCostsPerCallerLineWithInlinedFilesAndCompressedForms) {
+  const char *plain = R"(# callgrind format
+version: 1
+creator: callgrind-3.19.0
+cmd:  /work/prog 1
+positions: line
+events: Ir
+summary: 10000
+
+fl=/work/prog.c
+fn=main
+12 40
+cfi=/usr/lib/libc/fprintf.c
+cfn=fprintf
+calls=4400 27
+12 6000
+fi=/work/kernel.h
+30 900
+cfl=/work/prog.c
+cfn=helper
+calls=1 50
+31 700
+fe=/work/prog.c
+13 5
+
+fl=/usr/lib/libc/fprintf.c
+fn=fprintf
+27 6000
+totals: 10000
+)";
+  auto c = parseCallgrindCalls(plain);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_DOUBLE_EQ(c->total, 10000);
+  EXPECT_DOUBLE_EQ(c->lines.at({"/work/prog.c", 12}), 6000); // the self cost of line 12 (40) is not a call's
+  EXPECT_DOUBLE_EQ(c->lines.at({"/work/kernel.h", 31}), 700);
+  EXPECT_EQ(c->lines.size(), 2u);
+  // Compressed names and positions: "(1) name" defines, "(1)" refers; "+N" is relative to the last line.
+  const char *compressed = R"(version: 1
+events: Ir
+summary: 500
+fl=(1) /work/prog.c
+fn=(1) main
+10 5
+cfl=(2) /usr/lib/libc/puts.c
+cfn=(2) puts
+calls=3 0
++2 300
+fl=(2)
+fn=(2)
+0 300
+fl=(1)
+fn=(1)
+15 2
+cfl=(1)
+cfn=(1)
+calls=1 0
+* 50
+)";
+  auto z = parseCallgrindCalls(compressed);
+  ASSERT_TRUE(z) << z.error().message;
+  EXPECT_DOUBLE_EQ(z->lines.at({"/work/prog.c", 12}), 300);
+  EXPECT_DOUBLE_EQ(z->lines.at({"/work/prog.c", 15}), 50); // "*": the last line again
+  auto notOne = parseCallgrindCalls("hello\nworld\n");
+  ASSERT_FALSE(notOne);
+  EXPECT_NE(notOne.error().message.find("not a callgrind profile"), std::string::npos);
+  auto badTotal = parseCallgrindCalls("version: 1\nsummary: many\n");
+  ASSERT_FALSE(badTotal);
+  EXPECT_NE(badTotal.error().message.find("line 2"), std::string::npos) << badTotal.error().message;
+}
+
 TEST(Remarks, GccSaysWhichLoopsVectorizedAndWhyNot) {
   auto r = parseGccRemarks(fixture("gcc-remarks-matmul.txt"));
   ASSERT_TRUE(r);
