@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -452,11 +453,37 @@ json KernelCodec::replySchema() const {
 
 json KernelCodec::alignment(const std::vector<std::string> &addresses, const json &baseFeedback,
                             const std::map<std::string, std::string> &before,
-                            const std::map<std::string, std::string> &after) const {
+                            const std::map<std::string, std::string> &after, const KnobValues &knobsBefore,
+                            const KnobValues &knobsAfter) const {
   std::vector<ShownDiagnostic> shown = shownDiagnostics(baseFeedback);
   json checked = json::array();
   bool any = false, aligned = false;
-  bool changedCode = before != after;
+  std::vector<const Knob *> moved; // the knobs the change sets to another value
+  for (const auto &k : manifest_.knobs) {
+    auto value = [&](const KnobValues &v) {
+      auto it = v.find(k.name);
+      return it != v.end() ? it->second : k.values[k.defaultIndex];
+    };
+    if (value(knobsBefore) != value(knobsAfter))
+      moved.push_back(&k);
+  }
+  bool changedCode = before != after || !moved.empty();
+  // The knob that acts on `file`:[first, last] (the block of a located diagnostic), if any.
+  auto knobOn = [&](const std::string &file, const std::string &text, int first, int last) -> const Knob * {
+    for (const Knob *k : moved) {
+      if (k->kind == KnobKind::Flags || k->kind == KnobKind::Env)
+        return k;
+      if (k->kind == KnobKind::Source && k->nestFile == file && k->nestLine <= last && k->nestEndLine >= first)
+        return k;
+      if (k->kind == KnobKind::Define) {
+        auto lines = support::splitLines(text);
+        for (int l = std::max(1, first); l <= last && l <= static_cast<int>(lines.size()); ++l)
+          if (lines[static_cast<size_t>(l - 1)].find(k->name) != std::string::npos)
+            return k;
+      }
+    }
+    return nullptr;
+  };
   for (const std::string &id : addresses) {
     auto d = std::find_if(shown.begin(), shown.end(), [&](const ShownDiagnostic &s) { return s.id == id; });
     if (d == shown.end()) {
@@ -476,15 +503,19 @@ json KernelCodec::alignment(const std::vector<std::string> &addresses, const jso
     } else {
       c["file"] = d->file;
       std::vector<int> lines = support::changedLines(b->second, after.at(d->file));
+      int first = 1, last = std::numeric_limits<int>::max();
       if (d->line > 0) {
         std::pair<int, int> block = enclosingBlock(b->second, d->line);
-        int first = block.first, last = block.second; // (clang 14 cannot capture structured bindings)
+        first = block.first, last = block.second; // (clang 14 cannot capture structured bindings)
         c["line"] = d->line;
         c["block"] = {first, last};
-        touched = std::any_of(lines.begin(), lines.end(), [&](int l) { return l >= first && l <= last; });
-      } else {
-        touched = !lines.empty();
       }
+      touched = std::any_of(lines.begin(), lines.end(), [&](int l) { return l >= first && l <= last; });
+      if (!touched)
+        if (const Knob *k = knobOn(d->file, b->second, first, last)) {
+          touched = true;
+          c["knob"] = k->name; // the build the knob changes acts on the code the diagnostic points at
+        }
     }
     c["touched"] = touched;
     aligned = aligned || touched;
@@ -639,7 +670,7 @@ LlmReading KernelCodec::read(const std::string &content, const std::string &base
                        {"in_catalogue", transformation(claimed) != nullptr},
                        {"addresses", addresses}};
   r.notes["changed_files"] = changed;
-  r.notes["alignment"] = alignment(addresses, baseFeedback, before, after);
+  r.notes["alignment"] = alignment(addresses, baseFeedback, before, after, baseVariant->knobs, knobs);
   return r;
 }
 

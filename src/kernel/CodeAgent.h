@@ -88,9 +88,13 @@ private:
   /// The catalogue as the prompt shows it: the entries in `named` in full (all when none is named),
   /// the others by id and name on one line.
   std::string catalogueText(const std::set<std::string> &named) const;
+  /// Whether the change touches what the named diagnostics point at: edited lines in the block of a
+  /// located one, any change for a whole-program one; a knob touches what it acts on (flags and the
+  /// environment: all the code; a source knob: its nest; a define: the blocks that name it).
   nlohmann::json alignment(const std::vector<std::string> &addresses, const nlohmann::json &baseFeedback,
                            const std::map<std::string, std::string> &before,
-                           const std::map<std::string, std::string> &after) const;
+                           const std::map<std::string, std::string> &after, const KnobValues &knobsBefore = {},
+                           const KnobValues &knobsAfter = {}) const;
 
   Manifest manifest_;
   std::vector<Transformation> catalogue_;

@@ -140,6 +140,12 @@ std::string LlmOptimizer::triedText(const std::vector<Seen> &seen, std::optional
         why = why.substr(colon + 3);
     std::string result = s.ok ? "score " + scoreText(true, s.score)
                               : s.status + (s.error.empty() ? "" : ": " + oneLine(s.error, 160));
+    // What the change did to the score of the candidate it changed: the decisions that moved it.
+    auto parent = std::find_if(seen.begin(), seen.begin() + static_cast<long>(i),
+                               [&](const Seen &p) { return !s.parent.empty() && p.hash == s.parent; });
+    if (s.ok && parent != seen.begin() + static_cast<long>(i) && parent->ok && parent->score > 0)
+      result += fmt::format(" ({:+.1f}% on step {})", 100 * (s.score / parent->score - 1),
+                            static_cast<long>(parent - seen.begin()));
     out += fmt::format("- {}: {} -> {}{}\n", i, oneLine(why.empty() ? "(no rationale)" : why, 120),
                        result, best && *best == i ? " (the current best)" : "");
   }
@@ -538,7 +544,8 @@ void LlmOptimizer::notify(const std::vector<engine::Step> &steps) {
       continue; // a repeat: its result is the earlier one's
     seenByHash_[s.candidate.hash] = seen_.size();
     seen_.push_back({s.candidate.artifact, s.candidate.hash, s.result.ok() ? s.result.score : 0.0, s.result.ok(),
-                     s.feedback, s.candidate.rationale, std::string(engine::toString(s.result.status)), s.result.error});
+                     s.feedback, s.candidate.rationale, std::string(engine::toString(s.result.status)), s.result.error,
+                     s.candidate.parent});
     if (s.result.ok() && (!best_ || s.result.score > seen_[*best_].score))
       best_ = seen_.size() - 1;
   }

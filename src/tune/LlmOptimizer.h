@@ -211,6 +211,7 @@ private:
     bool ok = false;
     nlohmann::json feedback;
     std::string rationale, status, error; // for the one-line history ({{tried}})
+    std::string parent;                   // the candidate it changed (its hash); "" for a start
   };
   /// Shortens values while the rendered prompt is over the budget; returns the names shortened.
   static std::string triedText(const std::vector<Seen> &seen, std::optional<size_t> best, size_t lines);

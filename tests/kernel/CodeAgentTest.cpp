@@ -121,6 +121,31 @@ TEST_F(CodeAgentTest, CompleteFilesBecomeAVariantWithTheClaimsAndTheirAlignment)
   EXPECT_EQ(r.notes["alignment"]["checked"][0]["block"], json::array({8, 13})); // work(), the comment's brace ignored
 }
 
+// A change of knobs alone answers what the knob acts on: the build's flags act on all the code; a
+// define only on the blocks that name it.
+TEST_F(CodeAgentTest, AKnobOnlyChangeIsAlignedWithWhatTheKnobActsOn) {
+  Manifest flagged = m;
+  Knob flags;
+  flags.name = "flags";
+  flags.kind = KnobKind::Flags;
+  flags.values = {"", "-O3 -march=native"};
+  flagged.knobs.push_back(flags);
+  KernelCodec withFlags(flagged, *loadCatalogue(), (dir / "check4").string(), {}, "a test machine");
+  std::string start = renderVariant(referenceVariant(flagged));
+  auto knobsOnly = [](const char *name, const char *value) {
+    return json{{"transformation", "target-isa"}, {"addresses", {"D1"}}, {"files", json::array()}, {"diff", ""},
+                {"knobs", {{{"name", name}, {"value", value}}}}, {"rationale", "flags"}}
+        .dump();
+  };
+  auto isa = withFlags.read(knobsOnly("flags", "-O3 -march=native"), start, feedback());
+  ASSERT_FALSE(isa.rejection) << isa.rejection->diagnostics;
+  EXPECT_EQ(isa.notes["alignment"]["aligned"], true) << isa.notes.dump(2);
+  EXPECT_EQ(isa.notes["alignment"]["checked"][0]["knob"], "flags");
+  auto tile = withFlags.read(knobsOnly("TILE", "8"), start, feedback()); // TILE is not named in work()
+  ASSERT_FALSE(tile.rejection) << tile.rejection->diagnostics;
+  EXPECT_EQ(tile.notes["alignment"]["aligned"], false) << tile.notes.dump(2);
+}
+
 TEST_F(CodeAgentTest, AChangeAwayFromTheDiagnosticsCodeIsNotAligned) {
   auto away = codec->read(files("k.c", replaced("work(1000)", "work(999 + 1)")), start(), feedback());
   ASSERT_FALSE(away.rejection);

@@ -153,7 +153,7 @@ TEST_F(LlmOptimizerTest, TheLastAttemptIsItsDiffFromTheBestAndEveryAttemptIsOneL
   std::string prompt = server.requests[1]["messages"][1]["content"];
   EXPECT_NE(prompt.find("how it differs from it\n```diff\n--- current\n+++ attempt\n@@"), std::string::npos) << prompt;
   EXPECT_NE(prompt.find("-70\n+30\n"), std::string::npos) << prompt;
-  EXPECT_NE(prompt.find("- 1: smaller first -> score 0.300\n"), std::string::npos) << prompt; // one line
+  EXPECT_NE(prompt.find("- 1: smaller first -> score 0.300 (-57.1% on step 0)\n"), std::string::npos) << prompt; // one line
   EXPECT_EQ(prompt.find(tail + "```\nWhat happened"), std::string::npos) << prompt; // not whole again
   // Every request's size is recorded with the candidate; with no budget none is set.
   const auto &ex = agent.exchanges()[1];
