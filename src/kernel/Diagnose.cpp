@@ -255,8 +255,20 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             };
             keep(parsed->functions);
             keep(parsed->lines);
-            p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
-            p.breakdown = timeBreakdown(m, v, *parsed, p.callCosts ? &*p.callCosts : nullptr);
+            p.breakdown = timeBreakdown(m, v, *parsed);
+            // What the nests' calls ran, when it can matter: a nest calls out and the code outside the
+            // project (or outside the nests) counts; a pure kernel is not run a second time.
+            if (p.breakdown &&
+                std::any_of(p.breakdown->nests.begin(), p.breakdown->nests.end(), [](const NestShare &n) { return n.calls; })) {
+              double elsewhere = p.breakdown->outside;
+              for (const auto &f : p.breakdown->files)
+                elsewhere += f.second;
+              if (elsewhere >= 0.02) {
+                p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
+                if (p.callCosts)
+                  addCallShares(*p.breakdown, *p.callCosts);
+              }
+            }
             if (p.breakdown)
               p.breakdown->outsideFunctions = std::move(outside);
             p.cachegrind = std::move(*parsed);

@@ -136,6 +136,20 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
   return out;
 }
 
+void addCallShares(TimeBreakdown &b, const CallCosts &calls) {
+  if (calls.total <= 0)
+    return;
+  for (auto &n : b.nests)
+    n.callShare = 0.0;
+  for (const auto &[at, ir] : calls.lines)
+    for (auto &n : b.nests)
+      if (at.second >= n.line && at.second <= n.endLine &&
+          (at.first == n.file || fs::path(at.first).lexically_normal() == fs::path(n.file).lexically_normal()))
+        *n.callShare += ir / calls.total;
+  auto weight = [](const NestShare &n) { return n.share + n.callShare.value_or(0.0); };
+  std::stable_sort(b.nests.begin(), b.nests.end(), [&](const NestShare &a, const NestShare &c) { return weight(a) > weight(c); });
+}
+
 std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg,
                                            const CallCosts *calls) {
   double total = cg.totals.count("Ir") ? cg.totals.at("Ir") : 0;
@@ -187,16 +201,9 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
     else
       rest[c.file] += ir / total;
   }
-  if (calls && calls->total > 0) {
-    for (auto &n : b.nests)
-      n.callShare = 0.0;
-    for (const auto &[at, ir] : calls->lines)
-      for (auto &n : b.nests)
-        if (at.second >= n.line && at.second <= n.endLine && sameFile(at.first, n.file))
-          *n.callShare += ir / calls->total;
-  }
-  auto weight = [](const NestShare &n) { return n.share + n.callShare.value_or(0.0); };
-  std::stable_sort(b.nests.begin(), b.nests.end(), [&](const NestShare &a, const NestShare &b) { return weight(a) > weight(b); });
+  std::stable_sort(b.nests.begin(), b.nests.end(), [](const NestShare &a, const NestShare &b) { return a.share > b.share; });
+  if (calls)
+    addCallShares(b, *calls);
   for (const auto &[file, share] : rest)
     b.files.push_back({file, share});
   std::stable_sort(b.files.begin(), b.files.end(), [](const auto &a, const auto &b) { return a.second > b.second; });

@@ -35,5 +35,7 @@ nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg);
 /// With callgrind's call costs, each nest also gets what the calls made in it cost (`callShare`).
 std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, const CachegrindData &cg,
                                            const CallCosts *calls = nullptr);
+/// Adds to each nest what the calls made in it cost (callgrind) and ranks the nests by both.
+void addCallShares(TimeBreakdown &b, const CallCosts &calls);
 
 } // namespace hone::kernel
