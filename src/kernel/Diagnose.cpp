@@ -57,10 +57,20 @@ std::string projectRelative(const Manifest &m, const std::string &path) {
     return "";
   std::string r = rel.string();
   if (r.rfind("..", 0) == 0) {
-    // A header one level up (examples share one) still belongs to the project.
-    return fs::exists(p, ec) && p.extension() != "" && r.rfind("../", 0) == 0 && r.find('/', 3) == std::string::npos
-               ? r
-               : "";
+    // A header one level up (examples share one) still belongs to the project, and so do the sources
+    // the manifest compiles and the headers of its include folders (PolyBench's ../../utilities).
+    if (p.extension() != "" && r.rfind("../", 0) == 0 && r.find('/', 3) == std::string::npos)
+      return r;
+    fs::path canonical = fs::weakly_canonical(p, ec);
+    for (const auto &s : m.sources)
+      if (fs::weakly_canonical(fs::path(m.dir) / s, ec) == canonical)
+        return s;
+    for (const auto &d : m.includeDirs) {
+      fs::path inside = fs::relative(canonical, fs::weakly_canonical(fs::path(m.dir) / d, ec), ec);
+      if (!ec && !inside.empty() && inside.string().rfind("..", 0) != 0)
+        return r;
+    }
+    return "";
   }
   return r;
 }
@@ -128,6 +138,32 @@ double event(const CostLine &c, const char *name) {
 }
 } // namespace
 
+/// Of valgrind's outputs in `dir` named `prefix`*, the program's, not the shell's that started it
+/// (with --trace-children both write one, and a small program's may be the smaller): the one whose
+/// "cmd:" starts with the program, else the largest; "" when there is none.
+std::string programsOutput(const std::string &dir, const std::string &prefix, const std::string &exe) {
+  std::error_code ec;
+  std::string best;
+  uintmax_t bestSize = 0;
+  for (const auto &entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().rfind(prefix, 0) != 0)
+      continue;
+    bool program = false;
+    if (auto text = support::readFile(entry.path().string()))
+      if (size_t at = text->find("\ncmd:"); at != std::string::npos) {
+        std::string cmd = text->substr(at + 5, text->find('\n', at + 1) - at - 5);
+        cmd.erase(0, cmd.find_first_not_of(' '));
+        program = !exe.empty() && cmd.rfind(exe, 0) == 0;
+      }
+    uintmax_t size = entry.file_size(ec) + (program ? (uintmax_t{1} << 60) : 0);
+    if (size > bestSize) {
+      bestSize = size;
+      best = entry.path().string();
+    }
+  }
+  return best;
+}
+
 /// callgrind on the profiled build: what the calls made at each of the project's lines cost with
 /// their callees (files relative to the project); nullopt, with the reason in `p.skipped`, when it
 /// does not run or its output does not read.
@@ -138,27 +174,7 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
                         {"valgrind", "--tool=callgrind", "--trace-children=yes", "--compress-strings=no",
                          "--compress-pos=no", "--callgrind-out-file=" + dir + "/callgrind.out.%p"},
                         {dir + "/callgrind.out.*"}, true);
-  // The program's output, not the shell's that started it (which may be the larger): its "cmd:" is the program.
-  std::string best;
-  uintmax_t bestSize = 0;
-  for (const auto &entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().filename().string().rfind("callgrind.out.", 0) != 0)
-      continue;
-    auto head = support::readFile(entry.path().string());
-    bool program = false;
-    if (head)
-      if (size_t at = head->find("\ncmd:"); at != std::string::npos)
-      {
-        std::string cmd = head->substr(at + 5, head->find('\n', at + 1) - at - 5);
-        cmd.erase(0, cmd.find_first_not_of(' '));
-        program = cmd.rfind(exe, 0) == 0;
-      }
-    uintmax_t size = entry.file_size() + (program ? (uintmax_t{1} << 60) : 0);
-    if (size > bestSize) {
-      bestSize = size;
-      best = entry.path().string();
-    }
-  }
+  std::string best = programsOutput(dir, "callgrind.out.", exe);
   if (best.empty()) {
     p.skipped.push_back("callgrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
     return std::nullopt;
@@ -219,14 +235,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
                               "-mno-avx512f added (the same lines and loops, narrower vectors)");
           }
         }
-        // The largest output is the program's (the shell's is tiny).
-        std::string best;
-        uintmax_t bestSize = 0;
-        for (const auto &entry : fs::directory_iterator(dir, ec))
-          if (entry.path().filename().string().rfind("cachegrind.out.", 0) == 0 && entry.file_size() > bestSize) {
-            bestSize = entry.file_size();
-            best = entry.path().string();
-          }
+        std::string best = programsOutput(dir, "cachegrind.out.", profiled);
         if (best.empty()) {
           p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
         } else if (auto text = support::readFile(best)) {
@@ -256,6 +265,8 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             keep(parsed->functions);
             keep(parsed->lines);
             p.breakdown = timeBreakdown(m, v, *parsed);
+            if (p.breakdown)
+              p.breakdown->scope = m.timing.mode == "region" ? "region" : "process";
             // What the nests' calls ran, when it can matter: a nest calls out and the code outside the
             // project (or outside the nests) counts; a pure kernel is not run a second time.
             if (p.breakdown &&
@@ -269,6 +280,9 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
                   addCallShares(*p.breakdown, *p.callCosts);
               }
             }
+            if (!p.callCosts)
+              p.skipped.push_back("callgrind: not needed: no loop nest calls out while code outside the nests "
+                                  "counts (2% or more)");
             if (p.breakdown)
               p.breakdown->outsideFunctions = std::move(outside);
             p.cachegrind = std::move(*parsed);
@@ -493,6 +507,13 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     out.push_back(std::move(b));
   };
 
+  // A line as the findings name it: with the function of the source's nest that holds it (the debug
+  // information's, after inlining, is often main).
+  auto whereOf = [&](const CostLine &c) {
+    if (const NestShare *n = p.breakdown ? p.breakdown->nestAt(c.file, c.line) : nullptr; n && !n->function.empty())
+      return fmt::format("{}:{} ({})", c.file, c.line, n->function);
+    return where(c);
+  };
   // Hot lines: where the instructions go, and how their data references miss.
   std::vector<const CostLine *> hot;
   if (p.cachegrind) {
@@ -510,15 +531,15 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       double refs = event(c, "Dr") + event(c, "Dw");
       double d1 = event(c, "D1mr") + event(c, "D1mw"), ll = event(c, "DLmr") + event(c, "DLmw");
       if (refs > 0 && d1 / refs > t.d1MissRate)
-        add("cache-misses", where(c), share * std::min(1.0, d1 / refs * 4),
+        add("cache-misses", whereOf(c), share * std::min(1.0, d1 / refs * 4),
             fmt::format("{} has {:.0f}% of the instructions and misses L1 on {:.1f}% of its {:.3g} data references",
-                        where(c), 100 * share, 100 * d1 / refs, refs),
+                        whereOf(c), 100 * share, 100 * d1 / refs, refs),
             {{"instruction_share", share}, {"d1_miss_rate", d1 / refs}, {"data_refs", refs}, {"d1_misses", d1}},
             c.file, c.line);
       if (refs > 0 && ll / refs > t.llMissRate)
-        add("memory-traffic", where(c), share * std::min(1.0, ll / refs * 10),
+        add("memory-traffic", whereOf(c), share * std::min(1.0, ll / refs * 10),
             fmt::format("{} misses the last-level cache on {:.2f}% of its data references: it streams from DRAM",
-                        where(c), 100 * ll / refs),
+                        whereOf(c), 100 * ll / refs),
             {{"instruction_share", share}, {"ll_miss_rate", ll / refs}}, c.file, c.line);
     }
   }
@@ -712,9 +733,13 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       // A nest that calls out may spend its time in the callees (printf's, in a dump): cold only when
       // that cannot be so.
       double callees = n && n->callShare ? *n->callShare : n && n->calls ? p.breakdown->outside : 0.0;
-      if (n && n->share + callees < t.coldShare)
+      // A loop whose nest spends its time in the functions it calls (printf's, in a dump): vectorizing
+      // it changes nothing.
+      bool inCalls = n && n->callShare && *n->callShare >= 0.8 * (n->share + *n->callShare) &&
+                     b["kind"].get<std::string>().rfind("not-vectorized", 0) == 0;
+      if (n && (n->share + callees < t.coldShare || inCalls))
         cold.push_back({{"kind", b["kind"]}, {"file", n->file}, {"line", b["line"]}, {"nest_line", n->line},
-                        {"nest_share", n->share}});
+                        {"nest_share", n->share}, {"why", inCalls ? "calls" : "cold"}});
       else
         kept.push_back(std::move(b));
     }
@@ -773,14 +798,22 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
                      100 * num(breakdown, "outside"), inclusive ? "; also in the share of the nests that call it" : "",
                      largest.empty() ? "" : fmt::format("; the largest: {}", fmt::join(largest, ", ")));
   if (cold.is_array() && !cold.empty()) {
-    std::vector<std::string> where;
+    std::vector<std::string> where[2]; // cold nests; nests whose time is in their calls
     for (const auto &c : cold)
-      where.push_back(fmt::format("{}:{}", support::textOf(c, "file"), static_cast<int64_t>(num(c, "line"))));
-    out += fmt::format("({} finding{} about loops in cold nests (a few percent of the instructions at most) left out: "
-                       "{})\n",
-                       cold.size(),
-                       cold.size() == 1 ? "" : "s", fmt::join(where, ", "));
+      where[support::textOf(c, "why") == "calls"].push_back(
+          fmt::format("{}:{}", support::textOf(c, "file"), static_cast<int64_t>(num(c, "line"))));
+    if (!where[0].empty())
+      out += fmt::format("({} finding{} about loops in cold nests (a few percent of the instructions at most) left "
+                         "out: {})\n",
+                         where[0].size(), where[0].size() == 1 ? "" : "s", fmt::join(where[0], ", "));
+    if (!where[1].empty())
+      out += fmt::format("({} vectorizer finding{} left out: the loops' nests spend their time in the functions they "
+                         "call: {})\n",
+                         where[1].size(), where[1].size() == 1 ? "" : "s", fmt::join(where[1], ", "));
   }
+  if (support::textOf(breakdown, "scope") == "region")
+    out += "(These count the whole run of the timed build; the score is the time of the region the program times "
+           "itself: a nest outside that region does not change the score.)\n";
   return out;
 }
 

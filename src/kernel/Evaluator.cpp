@@ -666,10 +666,10 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   }
   if (incumbentRatio > 0) // the best so far's time over this candidate's, timed side by side
     r.metrics["incumbent_ratio"] = incumbentRatio;
-  r.rawOutput = fmt::format("validated on {} seeded inputs ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
+  r.rawOutput = fmt::format("validated on {} seeded input{} ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
                             "+-{:.2g} s{}; timed: {}",
-                            seeds_.size(), refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
-                            toString(manifest_.output.tolerance), timing->median, timing->samples.size(),
+                            seeds_.size(), seeds_.size() == 1 ? "" : "s", refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
+                            toleranceText(manifest_.output), timing->median, timing->samples.size(),
                             std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
                             timing->converged ? "" : " (not converged to the target)", timedWhat(manifest_));
   if (!weakNote_.empty())

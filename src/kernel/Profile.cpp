@@ -753,7 +753,7 @@ nlohmann::json toJson(const TimeBreakdown &b) {
   json outside = json::array();
   for (const auto &[function, share] : b.outsideFunctions)
     outside.push_back({{"function", function}, {"share", share}});
-  return {{"measure", b.measure}, {"tool", b.tool},       {"nests", nests},
+  return {{"measure", b.measure}, {"tool", b.tool},       {"scope", b.scope}, {"nests", nests},
           {"files", files},       {"outside", b.outside}, {"outside_functions", outside}};
 }
 

@@ -124,6 +124,7 @@ struct NestShare {
 /// what ran outside the project's code (the C library, the runtime).
 struct TimeBreakdown {
   std::string measure = "instructions", tool = "cachegrind";
+  std::string scope = "process"; // what the score times: the whole process, or a region the program times
   std::vector<NestShare> nests;                     // hottest first
   std::vector<std::pair<std::string, double>> files; // project file -> share outside the listed nests
   double outside = 0;                                // outside the project's files

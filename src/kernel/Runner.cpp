@@ -533,6 +533,21 @@ support::Expected<std::vector<double>> readBinary(const OutputSpec &spec, const 
   return out;
 }
 
+std::string toleranceText(const OutputSpec &spec) {
+  auto [rtol, atol] = tolerances(spec);
+  switch (spec.tolerance) {
+  case Tolerance::Exact:
+    return "exact";
+  case Tolerance::Abs:
+    return fmt::format("abs: |got - expected| <= {:g}", atol);
+  case Tolerance::Rel:
+    return fmt::format("rel: |got - expected| <= {:g} + {:g} * |expected|", atol, rtol);
+  case Tolerance::Ulp:
+    return fmt::format("ulp: within {} units in the last place", spec.ulps);
+  }
+  return std::string(toString(spec.tolerance));
+}
+
 std::pair<double, double> tolerances(const OutputSpec &spec) {
   double rtol = spec.rtol, atol = spec.atol;
   bool integer = spec.source == "file" && spec.format == "binary" && spec.dtype != "f32" && spec.dtype != "f64";

@@ -155,6 +155,9 @@ struct Mismatch {
 std::optional<Mismatch> compareOutputs(const OutputSpec &spec, const std::vector<double> &expected,
                                        const std::vector<double> &actual, const std::vector<double> *units = nullptr);
 /// rtol/atol after the dtype's defaults.
+/// The tolerance as the model and the user read it, with its numbers ("rel: |got - expected| <= 1e-10 +
+/// 1e-08 * |expected|").
+std::string toleranceText(const OutputSpec &spec);
 std::pair<double, double> tolerances(const OutputSpec &spec);
 
 struct Timing {

@@ -138,6 +138,8 @@ std::string LlmOptimizer::triedText(const std::vector<Seen> &seen, std::optional
     if (why.rfind("llm (", 0) == 0) // "llm (trace): ..." -- the agent's prefix says nothing here
       if (size_t colon = why.find("): "); colon != std::string::npos)
         why = why.substr(colon + 3);
+    if (i == 0 && s.parent.empty()) // the start's label: what it is, without how it is timed
+      why = why.substr(0, why.find("; "));
     std::string result = s.ok ? "score " + scoreText(true, s.score)
                               : s.status + (s.error.empty() ? "" : ": " + oneLine(s.error, 160));
     // What the change did to the score of the candidate it changed: the decisions that moved it.
@@ -265,7 +267,7 @@ std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
     const Seen &last = seen_.back();
     std::string lastText = codec_->show(last.text);
     std::string diff = support::unifiedDiff(codec_->show(best->text), lastText, "current", "attempt");
-    if (diff.empty()) // the same code in other settings (a kernel's knobs): the candidates' own difference
+    if (diff.find("\n@@") == std::string::npos) // the same code in other settings (a kernel's knobs): the candidates' own difference
       diff = support::unifiedDiff(best->text, last.text, "current", "attempt");
     values["last"] =
         diff.size() < lastText.size()
