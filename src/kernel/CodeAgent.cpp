@@ -355,8 +355,8 @@ std::string KernelCodec::sourceModel(const json *breakdown) const {
       text = kept + fmt::format("(nests left out as cold, under {:.0f}% of the instructions each: {})\n",
                                 100 * kColdNest, left);
   }
-  return "Each nest's knobs (FILE:LINE.ACTION) are in \"knobs\" too: set one instead of rewriting that nest, on a "
-         "file you do not edit. A value \"not proven\" may still be right, but then your code must make it so.\n" +
+  return "Set a nest's knob (FILE:LINE.ACTION) in \"knobs\" instead of rewriting the nest (in a file you do not "
+         "edit). A value \"not proven\" may be right, but then your code must make it so.\n" +
          text;
 }
 

@@ -245,7 +245,8 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
             std::vector<std::pair<std::string, double>> outside;
             double total = parsed->totals.count("Ir") ? parsed->totals.at("Ir") : 0;
             for (const auto &c : parsed->functions)
-              if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01)
+              if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01 &&
+                  c.function != "???" && c.function.rfind("0x", 0) != 0) // (a name, not an address)
                 outside.push_back({c.function, event(c, "Ir") / total});
             std::stable_sort(outside.begin(), outside.end(), [](const auto &a, const auto &b) { return a.second > b.second; });
             if (outside.size() > 4)
@@ -737,9 +738,10 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       // it changes nothing.
       bool inCalls = n && n->callShare && *n->callShare >= 0.8 * (n->share + *n->callShare) &&
                      b["kind"].get<std::string>().rfind("not-vectorized", 0) == 0;
-      if (n && (n->share + callees < t.coldShare || inCalls))
+      bool isCold = n && n->share + callees < t.coldShare;
+      if (isCold || inCalls)
         cold.push_back({{"kind", b["kind"]}, {"file", n->file}, {"line", b["line"]}, {"nest_line", n->line},
-                        {"nest_share", n->share}, {"why", inCalls ? "calls" : "cold"}});
+                        {"nest_share", n->share}, {"why", isCold ? "cold" : "calls"}});
       else
         kept.push_back(std::move(b));
     }
@@ -763,10 +765,10 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
   };
   bool inclusive = std::any_of(breakdown["nests"].begin(), breakdown["nests"].end(),
                                [](const json &n) { return n.is_object() && n.contains("call_share"); });
-  std::string out = fmt::format("Where the time goes ({} of the timed build, counted by {}{}):\n",
+  std::string out = fmt::format("Where the time goes ({} of the timed build, by {}{}):\n",
                                 support::textOf(breakdown, "measure", "instructions"),
                                 support::textOf(breakdown, "tool", "the profiler"),
-                                inclusive ? "; a nest's calls, with all they ran, by callgrind" : "");
+                                inclusive ? "; with what a nest's calls ran, by callgrind" : "");
   size_t shown = 0;
   double restShare = 0;
   size_t rest = 0;
@@ -794,8 +796,8 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
   if (breakdown.contains("outside_functions") && breakdown["outside_functions"].is_array())
     for (const auto &f : breakdown["outside_functions"])
       largest.push_back(fmt::format("{} {:.1f}%", support::textOf(f, "function"), 100 * num(f, "share")));
-  out += fmt::format("- {:5.1f}%  outside the project's code (the C library, the runtime, the loader{}){}\n",
-                     100 * num(breakdown, "outside"), inclusive ? "; also in the share of the nests that call it" : "",
+  out += fmt::format("- {:5.1f}%  outside the project's code (libraries, the loader{}){}\n",
+                     100 * num(breakdown, "outside"), inclusive ? "; also counted in the nests that call it" : "",
                      largest.empty() ? "" : fmt::format("; the largest: {}", fmt::join(largest, ", ")));
   if (cold.is_array() && !cold.empty()) {
     std::vector<std::string> where[2]; // cold nests; nests whose time is in their calls
@@ -803,8 +805,7 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
       where[support::textOf(c, "why") == "calls"].push_back(
           fmt::format("{}:{}", support::textOf(c, "file"), static_cast<int64_t>(num(c, "line"))));
     if (!where[0].empty())
-      out += fmt::format("({} finding{} about loops in cold nests (a few percent of the instructions at most) left "
-                         "out: {})\n",
+      out += fmt::format("({} finding{} about loops in cold nests left out: {})\n",
                          where[0].size(), where[0].size() == 1 ? "" : "s", fmt::join(where[0], ", "));
     if (!where[1].empty())
       out += fmt::format("({} vectorizer finding{} left out: the loops' nests spend their time in the functions they "
@@ -812,8 +813,7 @@ std::string breakdownText(const json &breakdown, const json &cold, size_t maxNes
                          where[1].size(), where[1].size() == 1 ? "" : "s", fmt::join(where[1], ", "));
   }
   if (support::textOf(breakdown, "scope") == "region")
-    out += "(These count the whole run of the timed build; the score is the time of the region the program times "
-           "itself: a nest outside that region does not change the score.)\n";
+    out += "(Counts of the whole run: the score times only the region the program times itself.)\n";
   return out;
 }
 

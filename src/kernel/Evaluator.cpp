@@ -151,8 +151,10 @@ support::Expected<bool> KernelEvaluator::prepare() {
   fixedInputs_ = true;
   for (uint64_t seed : seeds_)
     fixedInputs_ = fixedInputs_ && refOutputs_[seed] == refOutputs_[seeds_.front()];
-  if (auto weak = weakValidation(refOutputs_[seeds_.front()], refUnits_[seeds_.front()]))
+  if (auto weak = weakValidation(refOutputs_[seeds_.front()], refUnits_[seeds_.front()])) {
     weakNote_ = *weak;
+    weakStepNote_ = *weakValidation(refOutputs_[seeds_.front()], refUnits_[seeds_.front()], false);
+  }
   if (manifest_.timing.mode == "region") { // what the region and the whole process take, for the timer check
     auto t = time(reference_, referenceTimedExe_, dir);
     if (!t)
@@ -672,8 +674,8 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
                             toleranceText(manifest_.output), timing->median, timing->samples.size(),
                             std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
                             timing->converged ? "" : " (not converged to the target)", timedWhat(manifest_));
-  if (!weakNote_.empty())
-    r.rawOutput += "; " + weakNote_;
+  if (!weakStepNote_.empty()) // (the advice to the user is in the run's label, once)
+    r.rawOutput += "; " + weakStepNote_;
   if (!raceNote.empty())
     r.rawOutput += "; " + raceNote;
   if (int restored = referenceRestored(); restored > 0)

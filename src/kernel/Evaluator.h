@@ -174,7 +174,7 @@ private:
   int referenceRestored_ = 0;
   std::map<uint64_t, std::vector<double>> refOutputs_;
   std::map<uint64_t, std::vector<double>> refUnits_; // each output's unit in the last printed place
-  std::string weakNote_;
+  std::string weakNote_, weakStepNote_; // the latter without the advice: in every step's output
   double baseline_ = 0;
   double refRegionS_ = 0, refProcessS_ = 0; // region mode: the reference's medians (the timer check)
   double refProcessCi_ = 0;                  // and its process time's 95% half-width

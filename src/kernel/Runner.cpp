@@ -441,7 +441,8 @@ double printedUnit(const std::string &word) {
   return std::pow(10.0, static_cast<double>(exponent - decimals));
 }
 
-std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units) {
+std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units,
+                                          bool advice) {
   std::vector<double> digits; // |value| / unit: about 10^(significant digits)
   for (size_t i = 0; i < values.size() && i < units.size(); ++i)
     if (units[i] > 0 && values[i] != 0 && std::isfinite(values[i]))
@@ -455,9 +456,11 @@ std::optional<std::string> weakValidation(const std::vector<double> &values, con
   double coarsest = *std::max_element(units.begin(), units.end());
   return fmt::format("weak validation: the outputs are printed with about {} significant digits (last printed place "
                      "up to {:g}); hone allows at least one unit there, and a change of the results below the printed "
-                     "precision cannot be caught. Print them with full precision (%.17g or %a) or write a binary "
-                     "file ([output] source = \"file\")",
-                     std::max(1, static_cast<int>(std::floor(std::log10(median))) + 1), coarsest);
+                     "precision cannot be caught{}",
+                     std::max(1, static_cast<int>(std::floor(std::log10(median))) + 1), coarsest,
+                     advice ? ". Print them with full precision (%.17g or %a) or write a binary file ([output] source "
+                              "= \"file\")"
+                            : "");
 }
 
 std::vector<double> numbersOf(const OutputSpec &spec, const std::string &text, const std::string &timingTag,

@@ -140,7 +140,9 @@ double printedUnit(const std::string &word);
 /// Outputs printed with few significant digits (the median over the non-integer outputs of
 /// |value| / unit below 1e7, fewer than about 7 digits, e.g. "%0.2lf"): a change of the results below
 /// the printed precision cannot be caught. The warning to say, with what to do; nullopt when not weak.
-std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units);
+/// With `advice`, what the user can do about it (print with full precision, or a binary file).
+std::optional<std::string> weakValidation(const std::vector<double> &values, const std::vector<double> &units,
+                                          bool advice = true);
 /// The elements of a binary output file.
 support::Expected<std::vector<double>> readBinary(const OutputSpec &spec, const std::string &bytes);
 

@@ -871,6 +871,10 @@ TEST(Runner, ATolerancePrintedWithFewDigitsAllowsOneUnitInTheLastPlace) {
   ASSERT_TRUE(weak);
   EXPECT_NE(weak->find("weak validation"), std::string::npos);
   EXPECT_NE(weak->find("%.17g"), std::string::npos);
+  auto plain = weakValidation(values, units, false); // the step's note: the finding without the advice
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->find("%.17g"), std::string::npos);
+  EXPECT_EQ(weak->rfind(*plain, 0), 0u);
   std::vector<double> fullUnits;
   auto full = numbersOf(spec, "1.2345678901234567 4.5600000000000005\n", "", &fullUnits);
   EXPECT_FALSE(weakValidation(full, fullUnits));
@@ -1043,7 +1047,7 @@ int main(void) {
   EXPECT_EQ(text.find("the region the program times"), std::string::npos) << text; // a process-timed run
   json region = d["breakdown"];
   region["scope"] = "region";
-  EXPECT_NE(breakdownText(region, d["cold"]).find("a nest outside that region does not change the score"),
+  EXPECT_NE(breakdownText(region, d["cold"]).find("the score times only the region the program times itself"),
             std::string::npos);
   EXPECT_EQ(breakdownText(json(), json()), "");
   // Without a breakdown (no cachegrind) nothing is left out.
