@@ -379,7 +379,8 @@ std::map<std::string, std::string> KernelCodec::baseValues(const std::string &ba
     // Only the knobs set away from the reference's value: a nest's twenty defaults say nothing.
     std::vector<std::string> parts;
     for (const auto &[k, value] : v->knobs) {
-      auto knob = std::find_if(manifest_.knobs.begin(), manifest_.knobs.end(), [&](const Knob &m) { return m.name == k; });
+      const std::string &name = k; // (clang 14 cannot capture structured bindings)
+      auto knob = std::find_if(manifest_.knobs.begin(), manifest_.knobs.end(), [&](const Knob &m) { return m.name == name; });
       if (knob != manifest_.knobs.end() && knob->defaultIndex < knob->values.size() &&
           knob->values[knob->defaultIndex] == value)
         continue;
