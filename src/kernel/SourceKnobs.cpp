@@ -19,6 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// Whether two project-relative names are the same file ("./a.c" and "a.c").
+bool sameFile(const std::string &a, const std::string &b) {
+  return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+}
+
 /// Words of a shell command line (quotes and backslashes as sh reads them; no expansions).
 std::vector<std::string> shellWords(const std::string &s) {
   std::vector<std::string> out;
@@ -143,8 +148,7 @@ void addCallShares(TimeBreakdown &b, const CallCosts &calls) {
     n.callShare = 0.0;
   for (const auto &[at, ir] : calls.lines)
     for (auto &n : b.nests)
-      if (at.second >= n.line && at.second <= n.endLine &&
-          (at.first == n.file || fs::path(at.first).lexically_normal() == fs::path(n.file).lexically_normal()))
+      if (at.second >= n.line && at.second <= n.endLine && sameFile(at.first, n.file))
         *n.callShare += ir / calls.total;
   auto weight = [](const NestShare &n) { return n.share + n.callShare.value_or(0.0); };
   std::stable_sort(b.nests.begin(), b.nests.end(), [&](const NestShare &a, const NestShare &c) { return weight(a) > weight(c); });
@@ -169,7 +173,12 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
       files.push_back({e, (fs::path(m.dir) / e).string()});
       continue;
     }
-    fs::path copy = scratch / e; // parsed beside the project's headers: -I of the project comes with the arguments
+    // Parsed in a scratch folder (-I of the project comes with the arguments), under the file's own
+    // name; a name that would climb out of it (an editable "../x.c") is copied flat instead.
+    fs::path name = fs::path(e).lexically_normal();
+    if (name.is_absolute() || name.begin() == name.end() || *name.begin() == "..")
+      name = fs::path("flat") / fmt::format("{}-{}", files.size(), fs::path(e).filename().string());
+    fs::path copy = scratch / name;
     fs::create_directories(copy.parent_path(), ec);
     if (!support::writeFileAtomically(copy.string(), it->second, nullptr))
       return std::nullopt;
@@ -185,9 +194,6 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
   for (const auto &f : program->files)
     for (const auto &n : f.nests)
       b.nests.push_back({f.name, n.function, n.line, n.endLine, 0, !n.calls.empty() || n.unknownCalls, std::nullopt});
-  auto sameFile = [](const std::string &a, const std::string &b) {
-    return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
-  };
   std::map<std::string, double> rest; // per project file, outside the nests
   double inProject = 0;
   for (const auto &c : cg.lines) {
@@ -226,9 +232,6 @@ nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg) {
   if (total <= 0)
     for (const auto &f : cg.functions)
       total += f.events.count("Ir") ? f.events.at("Ir") : 0;
-  auto sameFile = [](const std::string &a, const std::string &b) {
-    return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
-  };
   for (const auto &c : cg.lines)
     for (auto &r : nests)
       if (c.line >= r.line && c.line <= r.end && sameFile(c.file, r.file))

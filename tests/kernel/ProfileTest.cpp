@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace hone::kernel;
 using hone::test::readFile;
 using hone::test::sourcePath;
@@ -148,6 +150,18 @@ calls=1 0
   ASSERT_TRUE(z) << z.error().message;
   EXPECT_DOUBLE_EQ(z->lines.at({"/work/prog.c", 12}), 300);
   EXPECT_DOUBLE_EQ(z->lines.at({"/work/prog.c", 15}), 50); // "*": the last line again
+  // Hostile positions and counts: a located error or a number, never a crash.
+  auto huge = parseCallgrindCalls("version: 1\nfl=a.c\ncalls=1 0\n99999999999999999999 5\n");
+  ASSERT_FALSE(huge);
+  EXPECT_NE(huge.error().message.find("line 4"), std::string::npos) << huge.error().message;
+  auto nan = parseCallgrindCalls("version: 1\nsummary: nan\n"); // no count: refused, never a NaN total
+  EXPECT_TRUE(!nan || !std::isnan(nan->total));
+  std::string many = "version: 1\nsummary: 100\nfl=a.c\n";
+  for (int i = 0; i < 200000; ++i)
+    many += "cfn=f\ncalls=1 0\n7 1\n";
+  auto big = parseCallgrindCalls(many);
+  ASSERT_TRUE(big) << big.error().message;
+  EXPECT_DOUBLE_EQ(big->lines.at({"a.c", 7}), 200000);
   auto notOne = parseCallgrindCalls("hello\nworld\n");
   ASSERT_FALSE(notOne);
   EXPECT_NE(notOne.error().message.find("not a callgrind profile"), std::string::npos);
