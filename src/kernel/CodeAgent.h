@@ -58,7 +58,7 @@ public:
   /// What the source model says of each nest (its loops, what is legal, why the rest is not), for the prompt.
   /// With the profile's breakdown, the nests it counts as cold (under kColdNest) are left out.
   std::string sourceModel(const nlohmann::json *breakdown = nullptr) const;
-  static constexpr double kColdNest = 0.02;
+  static constexpr double kColdNest = Thresholds{}.coldShare; // the diagnosis's: one decision
   std::optional<tune::LlmRejection> check(const std::string &artifact) const override;
   std::string show(const std::string &artifact) const override;
   std::map<std::string, std::string> baseValues(const std::string &base, const nlohmann::json &feedback) const override;

@@ -275,7 +275,7 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
               double elsewhere = p.breakdown->outside;
               for (const auto &f : p.breakdown->files)
                 elsewhere += f.second;
-              if (elsewhere >= 0.02) {
+              if (elsewhere >= Thresholds{}.coldShare) {
                 p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
                 if (p.callCosts)
                   addCallShares(*p.breakdown, *p.callCosts);
