@@ -141,6 +141,45 @@ std::map<std::string, JobState> parseSqueue(const std::string &text) {
   return jobs;
 }
 
+std::map<size_t, JobState> arrayTasks(const std::map<std::string, JobState> &queue, const std::string &id,
+                                      size_t count, bool *unread) {
+  std::map<size_t, JobState> tasks;
+  auto number = [](const std::string &t) -> std::optional<size_t> {
+    if (t.empty() || t.size() > 9 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    return static_cast<size_t>(std::stoul(t));
+  };
+  std::string prefix = id + "_";
+  for (const auto &[jid, st] : queue) {
+    if (jid.rfind(prefix, 0) != 0)
+      continue;
+    std::string rest = jid.substr(prefix.size());
+    bool ok = true;
+    if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']') {
+      std::string list = rest.substr(1, rest.size() - 2);
+      list = list.substr(0, list.find('%')); // the in-flight limit
+      for (const auto &part : splitOn(list, ',')) {
+        auto dash = part.find('-');
+        auto lo = number(part.substr(0, dash));
+        auto hi = dash == std::string::npos ? lo : number(part.substr(dash + 1));
+        if (!lo || !hi || *hi < *lo) {
+          ok = false;
+          continue;
+        }
+        for (size_t t = *lo; t < count && t <= *hi; ++t)
+          tasks[t] = st;
+      }
+    } else if (auto t = number(rest); t && *t < count) {
+      tasks[*t] = st;
+    } else {
+      ok = ok && t.has_value(); // a task beyond `count` is not one of ours, but it was read
+    }
+    if (!ok && unread)
+      *unread = true;
+  }
+  return tasks;
+}
+
 std::optional<JobState> parseScontrolJob(const std::string &text) {
   // Space-separated Key=Value pairs; values have no spaces in -o (one line) form, except the last
   // few (Command=, WorkDir=) which are not read here.
@@ -365,14 +404,17 @@ void SlurmExecutor::refresh(std::chrono::steady_clock::time_point after, bool *k
   *known = snapshotOk_ && snapshotAt_ > after;
 }
 
-bool SlurmExecutor::arrayQueued(const std::string &id, std::chrono::steady_clock::time_point after, bool *known) {
+std::map<size_t, JobState> SlurmExecutor::arrayQueued(const std::string &id, size_t count,
+                                                      std::chrono::steady_clock::time_point after, bool *known,
+                                                      bool *any) {
   std::lock_guard<std::mutex> lock(mutex_);
   refresh(after, known);
   std::string prefix = id + "_";
+  *any = false;
   for (const auto &[jid, st] : snapshot_)
     if (jid == id || jid.rfind(prefix, 0) == 0)
-      return true;
-  return false;
+      *any = true;
+  return arrayTasks(snapshot_, id, count);
 }
 
 std::optional<JobState> SlurmExecutor::queued(const std::string &id, std::chrono::steady_clock::time_point after,
@@ -698,24 +740,60 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
     if (onDone)
       onDone(i, results[i]);
   };
-  auto collect = [&]() {
-    for (size_t i = 0; i < commands.size(); ++i)
-      if (!done[i])
-        if (auto r = resultIn(taskFolder(i), commands[i]))
-          finish(i, std::move(*r));
+  // As with run(): a task's status is read once the task has left the queue (its command can reach its
+  // folder), and believed only as far as the time hone saw the task running agrees.
+  std::vector<Clock::time_point> runningSince(commands.size()), lastSeenRunning(commands.size());
+  std::vector<bool> running(commands.size(), false);
+  std::string id;
+  auto collect = [&](const std::map<size_t, JobState> *queue) {
+    for (size_t i = 0; i < commands.size(); ++i) {
+      if (done[i])
+        continue;
+      if (queue)
+        if (auto q = queue->find(i); q != queue->end() && q->second.state != "COMPLETING")
+          continue;
+      auto r = resultIn(taskFolder(i), commands[i]);
+      if (!r)
+        continue;
+      double seen = running[i] ? std::chrono::duration<double>(lastSeenRunning[i] - runningSince[i]).count() : 0;
+      if (auto why = statusContradicted(*r, seen, settings_.pollS)) {
+        support::SubprocessResult bad = notRun(fmt::format("Slurm array task {}_{}: {}", id, i, *why));
+        bad.started = true;
+        bad.output = r->output;
+        finish(i, std::move(bad));
+      } else {
+        finish(i, std::move(*r));
+      }
+    }
   };
-  collect(); // what an earlier hone's array left
+  auto watch = [&](const std::map<size_t, JobState> &queue) {
+    for (const auto &[i, st] : queue) {
+      if (st.state != "RUNNING" && st.state != "COMPLETING")
+        continue;
+      if (!running[i]) {
+        running[i] = true;
+        runningSince[i] = Clock::now();
+      }
+      if (st.state == "RUNNING")
+        lastSeenRunning[i] = Clock::now();
+    }
+  };
+  // What an earlier hone's array left: tasks still in its queue are waited for, not read.
+  bool known = false, any = false;
+  std::map<size_t, JobState> queue;
+  if (auto recorded = support::readFile((folder / "jobid").string())) {
+    id = trimmed(*recorded);
+    queue = arrayQueued(id, commands.size(), Clock::now(), &known, &any);
+  }
+  collect(id.empty() || known ? &queue : nullptr);
   if (left < commands.size())
     adopted_ += commands.size() - left;
   if (left == 0)
     return results;
 
   std::string name = "hone-" + folder.filename().string();
-  std::string id;
-  if (auto recorded = support::readFile((folder / "jobid").string())) {
-    id = trimmed(*recorded);
-    bool known = false;
-    if (arrayQueued(id, Clock::now(), &known) || !known) {
+  if (!id.empty()) {
+    if (any || !known) {
       ++adopted_;
     } else {
       fs::rename(folder / "jobid", folder / fmt::format("jobid.{}", id), ec);
@@ -771,9 +849,6 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
   bool gone = false;
   while (left > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.5, settings_.pollS)));
-    collect();
-    if (left == 0)
-      break;
     if (support::interrupted()) {
       cancel(id);
       for (size_t i = 0; i < commands.size(); ++i)
@@ -785,8 +860,12 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
         }
       break;
     }
-    bool known = false;
-    if (arrayQueued(id, since, &known) || !known) {
+    queue = arrayQueued(id, commands.size(), since, &known, &any);
+    watch(queue);
+    collect(known ? &queue : nullptr); // a queue that does not answer: the statuses decide
+    if (left == 0)
+      break;
+    if (any || !known) {
       gone = false;
       continue;
     }
@@ -796,7 +875,8 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
     }
     if (std::chrono::duration<double>(Clock::now() - goneSince).count() < std::max(1.0, 2 * settings_.pollS))
       continue;
-    collect();
+    queue.clear();
+    collect(&queue);
     for (size_t i = 0; i < commands.size(); ++i)
       if (!done[i]) {
         auto st = finished(fmt::format("{}_{}", id, i));

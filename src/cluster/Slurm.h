@@ -60,6 +60,11 @@ struct JobState {
 };
 /// The jobs of `squeue -h -o '%i|%T|%r|%N'` (malformed lines are skipped).
 std::map<std::string, JobState> parseSqueue(const std::string &text);
+/// The tasks of array job `id` (0 <= task < `count`) in a queue snapshot: running ones as `ID_N`, pending
+/// ones also in ranges (`ID_[3-5,7%2]`); a task of a range that cannot be read is not listed, and
+/// `unread` (when given) says there was one.
+std::map<size_t, JobState> arrayTasks(const std::map<std::string, JobState> &queue, const std::string &id,
+                                      size_t count, bool *unread = nullptr);
 /// One job of `scontrol show job -o ID`; nullopt when it has no JobId and JobState.
 std::optional<JobState> parseScontrolJob(const std::string &text);
 /// The first job of `sacct -n -P -X -o JobID,State,ExitCode,NodeList -j ID` ("CANCELLED by 0" reads CANCELLED).
@@ -122,8 +127,10 @@ private:
   /// `known`: whether the queue answered after `after` (only then does "not queued" mean gone).
   std::optional<JobState> queued(const std::string &id, std::chrono::steady_clock::time_point after, bool *known);
   void refresh(std::chrono::steady_clock::time_point after, bool *known); // the queue snapshot (under mutex_)
-  /// Whether any task of array job `id` is in the queue (same refresh rules).
-  bool arrayQueued(const std::string &id, std::chrono::steady_clock::time_point after, bool *known);
+  /// The tasks of array job `id` in the queue (same refresh rules); `any`: whether any entry of the
+  /// array is there, tasks that could not be read included.
+  std::map<size_t, JobState> arrayQueued(const std::string &id, size_t count,
+                                         std::chrono::steady_clock::time_point after, bool *known, bool *any);
   /// What Slurm remembers of a job that left the queue (scontrol, then sacct).
   std::optional<JobState> finished(const std::string &id) const;
   support::Expected<std::string> submit(const JobSpec &job);

@@ -1,8 +1,8 @@
 // The Slurm executor's parts that need no cluster: what squeue, scontrol and sacct print, read back
 // (and what is not theirs, refused); the settings as stored; and the batch scripts, run here with sh
 // as a node would run them (folders with spaces and quotes, commands that must stay literal, stale
-// outputs removed first, the time limit, an array's task selection). The executor against a real
-// single-node Slurm is tests/e2e/slurm_test.sh.
+// outputs removed first, the time limit, an array's task selection); an array's statuses read against
+// fake Slurm tools. The executor against a real single-node Slurm is tests/e2e/slurm_test.sh.
 #include "cluster/Slurm.h"
 
 #include "support/FileUtil.h"
@@ -10,9 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -36,6 +38,28 @@ TEST(Slurm, ParsesSqueueIncludingArrayTasksAndSkipsWhatIsNotAJob) {
   EXPECT_EQ(jobs["14_2"].nodes, "node2");
   EXPECT_EQ(jobs["14_[3-5%2]"].state, "PENDING");
   EXPECT_TRUE(parseSqueue("").empty());
+}
+
+TEST(Slurm, AnArraysTasksAreReadFromTheQueueRangesIncluded) {
+  auto queue = parseSqueue("14_2|RUNNING|None|node2\n"
+                           "14_[3-5,7,40-50%2]|PENDING|JobArrayTaskLimit|\n"
+                           "140_1|RUNNING|None|node1\n" // another job whose id starts the same
+                           "14|PENDING|None|\n");
+  bool unread = false;
+  auto tasks = arrayTasks(queue, "14", 8, &unread);
+  EXPECT_FALSE(unread);
+  std::vector<size_t> ids;
+  for (const auto &[i, st] : tasks)
+    ids.push_back(i);
+  EXPECT_EQ(ids, (std::vector<size_t>{2, 3, 4, 5, 7})); // 40-50 are not among its 8 tasks
+  EXPECT_EQ(tasks[2].state, "RUNNING");
+  EXPECT_EQ(tasks[4].state, "PENDING");
+  EXPECT_TRUE(arrayTasks(queue, "14", 0).empty());
+  auto odd = parseSqueue("9_[2-x]|PENDING|None|\n9_[5-3]|PENDING|None|\n9_1|RUNNING|None|\n");
+  tasks = arrayTasks(odd, "9", 100000000, &unread);
+  EXPECT_TRUE(unread);
+  EXPECT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks.count(1), 1u);
 }
 
 TEST(Slurm, ParsesScontrolShowJob) {
@@ -276,6 +300,62 @@ TEST(Slurm, AnArrayScriptRunsOnlyItsTask) {
   EXPECT_EQ(read(d.root / "task-2" / "output"), "task 2\n");
   EXPECT_FALSE(fs::exists(d.root / "task-0" / "status"));
   EXPECT_EQ(d.run(script, {"SLURM_ARRAY_TASK_ID=1"}), 98); // not one of its tasks
+}
+
+// An array whose task 0 writes a status claiming a millisecond while it runs, and whose task 1 writes an
+// honest one: neither is read while its task is in the queue; once they leave, the forgery is refused
+// (hone saw the task running for longer) and the honest one is the result. Slurm's tools are fakes that
+// read the queue from a file the test writes.
+TEST(Slurm, AnArrayTasksStatusIsReadOnlyOnceItLeftTheQueueAndOnlyIfTheQueueAgrees) {
+  ScriptDir d;
+  fs::create_directories(d.root / "bin");
+  auto tool = [&](const std::string &name, const std::string &body) {
+    std::string path = (d.root / "bin" / name).string();
+    ASSERT_TRUE(support::writeFileAtomically(path, "#!/bin/sh\n" + body + "\n", nullptr));
+    fs::permissions(path, fs::perms::owner_all);
+  };
+  std::string queueFile = (d.root / "queue").string();
+  tool("sbatch", "echo 77");
+  tool("squeue", "cat '" + queueFile + "' 2>/dev/null; exit 0");
+  tool("scontrol", "exit 1");
+  tool("sacct", "exit 1");
+  tool("scancel", "exit 0");
+  ASSERT_TRUE(support::writeFileAtomically(queueFile, "77_0|RUNNING|None|n1\n77_1|RUNNING|None|n1\n", nullptr));
+  SlurmSettings s;
+  s.jobDir = (d.root / "jobs").string();
+  s.binDir = (d.root / "bin").string();
+  s.pollS = 0.1;
+  auto ex = SlurmExecutor::make(s);
+  ASSERT_TRUE(ex) << ex.error().message;
+  std::vector<support::SubprocessOptions> commands(2);
+  commands[0].argv = {"forge"};
+  commands[1].argv = {"honest"};
+  std::atomic<int> heard{0};
+  std::vector<support::SubprocessResult> results;
+  std::thread waiter([&] {
+    results = (*ex)->runArray(commands, "t", 0, [&](size_t, const support::SubprocessResult &) { ++heard; });
+  });
+  fs::path jobid;
+  for (int i = 0; i < 200 && jobid.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (const auto &e : fs::recursive_directory_iterator(d.root / "jobs"))
+      if (e.path().filename() == "jobid")
+        jobid = e.path();
+  }
+  ASSERT_FALSE(jobid.empty());
+  fs::path folder = jobid.parent_path();
+  ASSERT_TRUE(support::writeFileAtomically((folder / "task-0" / "status").string(), "0 1000.000 1000.001\n", nullptr));
+  ASSERT_TRUE(support::writeFileAtomically((folder / "task-1" / "status").string(), "0 1000 1010\n", nullptr));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_EQ(heard.load(), 0); // both still in the queue: not read
+  ASSERT_TRUE(support::writeFileAtomically(queueFile, "", nullptr));
+  waiter.join();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_FALSE(results[0].ok());
+  EXPECT_NE(results[0].error.find("not trusted"), std::string::npos) << results[0].error;
+  EXPECT_NE(results[0].error.find("77_0"), std::string::npos) << results[0].error;
+  EXPECT_TRUE(results[1].ok()) << results[1].describe();
+  EXPECT_DOUBLE_EQ(results[1].seconds, 10.0);
 }
 
 TEST(Slurm, TheExecutorNeedsSbatch) {
