@@ -142,7 +142,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     simulateOn(*shippedApp, *machine);
 #elif HONE_FUZZ_PARSER == 5
   // What Slurm's commands print (squeue, scontrol show job, sacct) and a run's stored Slurm settings.
-  (void)hone::cluster::parseSqueue(text);
+  auto queue = hone::cluster::parseSqueue(text);
+  for (const auto &[id, st] : queue) { // each job's array tasks, ranges included, among 64 tasks
+    auto tasks = hone::cluster::arrayTasks(queue, id.substr(0, id.find('_')), 64);
+    if (!tasks.empty() && tasks.rbegin()->first >= 64)
+      __builtin_trap();
+  }
   (void)hone::cluster::parseScontrolJob(text);
   (void)hone::cluster::parseSacct(text);
   json j = json::parse(text, nullptr, false);

@@ -20,6 +20,11 @@
 // score is the median of the reference's last three timings over the
 // candidate's median: one lucky or unlucky timing of the reference at the
 // start does not set the scale of the whole run.
+// The evaluator's clock is its manifest's executor: a timed run's time is the
+// `seconds` of the executor's result (or, in region mode, what the program
+// reports, checked against it). Tests of the timing policy inject an executor
+// whose times they decide (tests/kernel/EvaluatorTest.cpp, ClaimedTime), so no
+// unit test's verdict depends on the machine's load.
 #pragma once
 
 #include "engine/Engine.h"
