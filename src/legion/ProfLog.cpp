@@ -477,7 +477,8 @@ nlohmann::json toProfileJson(const LegionProfile &p) {
 
   // Bottlenecks, as the simulator finds them (same kinds, thresholds and shares).
   struct B {
-    std::string kind, resource;
+    sim::BottleneckKind kind;
+    std::string resource;
     double share;
     std::string detail;
   };
@@ -497,12 +498,12 @@ nlohmann::json toProfileJson(const LegionProfile &p) {
         busiest = procName(pr);
       }
     if (max >= th.processorBusy && mean < th.imbalanceRatio * max)
-      found.push_back({"processor", busiest, max,
+      found.push_back({sim::BottleneckKind::Processor, busiest, max,
                        fmt::format("load imbalance on {} processors: {} is busy {:.0f}% of the time, the {} average "
                                    "{:.0f}% (measured)",
                                    kind, busiest, 100 * max, kind, 100 * mean)});
     else if (max >= th.processorBusy)
-      found.push_back({"processor", kind + " processors", mean,
+      found.push_back({sim::BottleneckKind::Processor, kind + " processors", mean,
                        fmt::format("the {} {} processors are busy {:.0f}% of the time on average (measured)",
                                    sum.second, kind, 100 * mean)});
     // Processors of a kind that work while others of the same kind stay idle.
@@ -510,20 +511,20 @@ nlohmann::json toProfileJson(const LegionProfile &p) {
     for (const auto &pr : p.processors)
       idle += pr.kind == kind && pr.busyFraction < th.idleBusy;
     if (idle > 0 && max >= th.otherBusy)
-      found.push_back({"idle", kind + " processors", static_cast<double>(idle) / sum.second,
+      found.push_back({sim::BottleneckKind::Idle, kind + " processors", static_cast<double>(idle) / sum.second,
                        fmt::format("{} of the {} {} processors ran (almost) nothing while {} was busy {:.0f}% of the "
                                    "time (measured)",
                                    idle, sum.second, kind, busiest, 100 * max)});
   }
   double overhead = p.mapperS + p.runtimeCallS + p.metaS;
   if (p.spanS > 0 && overhead / std::max<int64_t>(1, p.nodes) / p.spanS >= th.runtimeShare)
-    found.push_back({"runtime", "runtime overhead", overhead / p.spanS,
+    found.push_back({sim::BottleneckKind::Runtime, "runtime overhead", overhead / p.spanS,
                      fmt::format("the runtime's work takes {} ({:.0f}% of the run's span): mapper calls {}, runtime "
                                  "calls {}, meta-tasks {} (measured)",
                                  seconds(overhead), 100 * overhead / p.spanS, seconds(p.mapperS),
                                  seconds(p.runtimeCallS), seconds(p.metaS))});
   if (p.spanS > 0 && p.copyBusyS / p.spanS >= th.channelBusy)
-    found.push_back({"channel", "copies", p.copyBusyS / p.spanS,
+    found.push_back({sim::BottleneckKind::Channel, "copies", p.copyBusyS / p.spanS,
                      fmt::format("copies are in flight {} ({:.0f}% of the run's span): {} copies moving {:.3g} MB "
                                  "(measured)",
                                  seconds(p.copyBusyS), 100 * p.copyBusyS / p.spanS, p.copies, p.bytesCopied / 1e6)});
@@ -532,7 +533,7 @@ nlohmann::json toProfileJson(const LegionProfile &p) {
     found.resize(th.keep);
   j["bottlenecks"] = json::array();
   for (const auto &b : found)
-    j["bottlenecks"].push_back({{"kind", b.kind}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
+    j["bottlenecks"].push_back({{"kind", std::string(sim::toString(b.kind))}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
   return j;
 }
 
