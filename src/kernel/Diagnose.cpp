@@ -468,35 +468,94 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
 // ---- diagnosis -------------------------------------------------------------------------
 
 namespace {
+const std::vector<std::pair<FindingKind, std::string_view>> &kindIds() {
+  static const std::vector<std::pair<FindingKind, std::string_view>> ids = {
+    {FindingKind::CacheMisses, "cache-misses"},
+    {FindingKind::MemoryTraffic, "memory-traffic"},
+    {FindingKind::NotVectorizedAliasing, "not-vectorized-aliasing"},
+    {FindingKind::NotVectorizedStride, "not-vectorized-stride"},
+    {FindingKind::NotVectorizedControlFlow, "not-vectorized-control-flow"},
+    {FindingKind::NotVectorizedReduction, "not-vectorized-reduction"},
+    {FindingKind::NotVectorizedOuter, "not-vectorized-outer"},
+    {FindingKind::Serial, "serial"},
+    {FindingKind::FineGrainedSchedule, "fine-grained-schedule"},
+    {FindingKind::DependencyChain, "dependency-chain"},
+    {FindingKind::ResourcePressure, "resource-pressure"},
+    {FindingKind::RegisterSpills, "register-spills"},
+    {FindingKind::OccupancyRegisters, "occupancy-registers"},
+    {FindingKind::OccupancyShared, "occupancy-shared"},
+    {FindingKind::OccupancyBlock, "occupancy-block"},
+    {FindingKind::LaunchLimit, "launch-limit"},
+    {FindingKind::Uncoalesced, "uncoalesced"},
+    {FindingKind::BankConflicts, "bank-conflicts"},
+    {FindingKind::LowOccupancy, "low-occupancy"},
+    {FindingKind::Divergence, "divergence"},
+    {FindingKind::MemoryBound, "memory-bound"},
+    {FindingKind::ComputeBound, "compute-bound"}};
+  return ids;
+}
+} // namespace
+
+const std::vector<FindingKind> &findingKinds() {
+  static const std::vector<FindingKind> kinds = [] {
+    std::vector<FindingKind> k;
+    for (const auto &[kind, id] : kindIds())
+      k.push_back(kind);
+    return k;
+  }();
+  return kinds;
+}
+
+std::string_view toString(FindingKind kind) {
+  for (const auto &[k, id] : kindIds())
+    if (k == kind)
+      return id;
+  return "unknown";
+}
+
+std::optional<FindingKind> parseFindingKind(std::string_view id) {
+  for (const auto &[k, name] : kindIds())
+    if (name == id)
+      return k;
+  return std::nullopt;
+}
+
+bool vectorizerKind(FindingKind kind) {
+  return kind == FindingKind::NotVectorizedAliasing || kind == FindingKind::NotVectorizedStride ||
+         kind == FindingKind::NotVectorizedControlFlow || kind == FindingKind::NotVectorizedReduction ||
+         kind == FindingKind::NotVectorizedOuter;
+}
+
+namespace {
 
 std::string where(const CostLine &c) {
   return c.line ? fmt::format("{}:{} ({})", c.file, c.line, c.function) : fmt::format("{} ({})", c.function, c.file);
 }
 
 /// The kind of a vectorizer's "missed" message, by its reason.
-std::string vectorizeKind(const std::string &message) {
+std::optional<FindingKind> vectorizeKind(const std::string &message) {
   auto has = [&](const char *w) { return message.find(w) != std::string::npos; };
   if (has("alias") || has("dependence") || has("dependency") || has("unsafe"))
-    return "not-vectorized-aliasing";
+    return FindingKind::NotVectorizedAliasing;
   if (has("stride") || has("complicated access") || has("access pattern") || has("gather") || has("scatter") ||
       has("interleav"))
-    return "not-vectorized-stride";
+    return FindingKind::NotVectorizedStride;
   if (has("control flow") || has("if-conver") || has("early exit") || has("multiple exits"))
-    return "not-vectorized-control-flow";
+    return FindingKind::NotVectorizedControlFlow;
   if (has("reduction") || has("reorder floating-point") || has("ffast-math"))
-    return "not-vectorized-reduction";
+    return FindingKind::NotVectorizedReduction;
   if (has("nested loop"))
-    return "not-vectorized-outer";
-  return "";
+    return FindingKind::NotVectorizedOuter;
+  return std::nullopt;
 }
 
 } // namespace
 
 json diagnose(const KernelProfile &p, const Thresholds &t) {
   json out = json::array();
-  auto add = [&](std::string kind, std::string resource, double share, std::string detail, json numbers,
+  auto add = [&](FindingKind kind, std::string resource, double share, std::string detail, json numbers,
                  const std::string &file = "", int line = 0) {
-    json b{{"kind", std::move(kind)},
+    json b{{"kind", std::string(toString(kind))},
            {"resource", std::move(resource)},
            {"share", std::clamp(share, 0.0, 1.0)},
            {"detail", std::move(detail)},
@@ -532,13 +591,13 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       double refs = event(c, "Dr") + event(c, "Dw");
       double d1 = event(c, "D1mr") + event(c, "D1mw"), ll = event(c, "DLmr") + event(c, "DLmw");
       if (refs > 0 && d1 / refs > t.d1MissRate)
-        add("cache-misses", whereOf(c), share * std::min(1.0, d1 / refs * 4),
+        add(FindingKind::CacheMisses, whereOf(c), share * std::min(1.0, d1 / refs * 4),
             fmt::format("{} has {:.0f}% of the instructions and misses L1 on {:.1f}% of its {:.3g} data references",
                         whereOf(c), 100 * share, 100 * d1 / refs, refs),
             {{"instruction_share", share}, {"d1_miss_rate", d1 / refs}, {"data_refs", refs}, {"d1_misses", d1}},
             c.file, c.line);
       if (refs > 0 && ll / refs > t.llMissRate)
-        add("memory-traffic", whereOf(c), share * std::min(1.0, ll / refs * 10),
+        add(FindingKind::MemoryTraffic, whereOf(c), share * std::min(1.0, ll / refs * 10),
             fmt::format("{} misses the last-level cache on {:.2f}% of its data references: it streams from DRAM",
                         whereOf(c), 100 * ll / refs),
             {{"instruction_share", share}, {"ll_miss_rate", ll / refs}}, c.file, c.line);
@@ -550,8 +609,8 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
   for (const auto &r : p.remarks) {
     if (r.kind != "missed" && r.kind != "analysis")
       continue;
-    std::string kind = vectorizeKind(r.message);
-    if (kind.empty() || !seen.insert({r.file, r.line}).second)
+    auto kind = vectorizeKind(r.message);
+    if (!kind || !seen.insert({r.file, r.line}).second)
       continue;
     double share = 0.02;
     if (const NestShare *n = p.breakdown ? p.breakdown->nestAt(r.file, r.line) : nullptr)
@@ -566,7 +625,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         why = why.substr(std::strlen(prefix));
     while (!why.empty() && (why.back() == '.' || why.back() == ' '))
       why.pop_back();
-    add(kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
+    add(*kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
         fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, why), {{"hot_share", share}}, r.file,
         r.line);
   }
@@ -593,7 +652,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         share = ir / total;
     }
     std::string clause = o.chunk.empty() ? o.kind : o.kind + ", " + o.chunk;
-    add("fine-grained-schedule", fmt::format("{}:{}", o.file, o.line), share * 0.5,
+    add(FindingKind::FineGrainedSchedule, fmt::format("{}:{}", o.file, o.line), share * 0.5,
         fmt::format("the loop at {}:{} takes schedule({}) and runs dynamic,1{}: threads take its iterations one "
                     "at a time from a shared counter{}",
                     o.file, o.line, clause, o.kind == "runtime" ? " (OMP_SCHEDULE is unset or names no chunk)" : "",
@@ -603,7 +662,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
 
   if (p.perf && !p.gpu && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {
     double used = p.perf->cpusUtilized;
-    add("serial", "CPU cores", 1.0 - used / p.cores,
+    add(FindingKind::Serial, "CPU cores", 1.0 - used / p.cores,
         fmt::format("the program keeps {:.2f} of {} cores busy ({:.0f}%)", used, p.cores, 100 * used / p.cores),
         {{"cpus_utilized", used}, {"cores", p.cores}});
   }
@@ -611,14 +670,14 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
   if (p.mca) {
     double cpi = p.mca->cyclesPerIteration();
     if (p.mca->dataDependencies >= t.dependencyShare)
-      add("dependency-chain", p.mcaLoop, p.mca->dataDependencies / 100 * 0.8,
+      add(FindingKind::DependencyChain, p.mcaLoop, p.mca->dataDependencies / 100 * 0.8,
           fmt::format("llvm-mca: the loop at {} stalls on data dependencies {:.0f}% of its cycles ({:.2f} cycles per "
                       "iteration against a throughput bound of {:.2f})",
                       p.mcaLoop, p.mca->dataDependencies, cpi, p.mca->blockRThroughput),
           {{"data_dependencies_pct", p.mca->dataDependencies}, {"cycles_per_iteration", cpi},
            {"block_rthroughput", p.mca->blockRThroughput}});
     if (p.mca->resourcePressure >= t.resourceShare)
-      add("resource-pressure", p.mcaLoop, p.mca->resourcePressure / 100 * 0.5,
+      add(FindingKind::ResourcePressure, p.mcaLoop, p.mca->resourcePressure / 100 * 0.5,
           fmt::format("llvm-mca: the loop at {} waits on execution ports {:.0f}% of its cycles", p.mcaLoop,
                       p.mca->resourcePressure),
           {{"resource_pressure_pct", p.mca->resourcePressure}, {"ipc", p.mca->ipc}});
@@ -626,7 +685,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
 
   for (const auto &k : p.ptxas) {
     if (k.spillStores + k.spillLoads > 0)
-      add("register-spills", k.name, 0.3,
+      add(FindingKind::RegisterSpills, k.name, 0.3,
           fmt::format("{} spills registers ({} bytes stored, {} loaded per thread) with {} registers", k.name,
                       k.spillStores, k.spillLoads, k.registers),
           {{"registers", k.registers}, {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}});
@@ -637,12 +696,12 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     if (computed)
       continue; // the static occupancy below says it with the launch's numbers
     if (k.registers > t.registersFullOccupancy)
-      add("occupancy-registers", k.name, 0.15,
+      add(FindingKind::OccupancyRegisters, k.name, 0.15,
           fmt::format("{} uses {} registers per thread: at most {} threads per SM (of 2048) can be resident", k.name,
                       k.registers, std::min(2048, 65536 / k.registers / 32 * 32)),
           {{"registers", k.registers}});
     if (k.sharedBytes > t.sharedBytesPerBlock)
-      add("occupancy-shared", k.name, 0.15,
+      add(FindingKind::OccupancyShared, k.name, 0.15,
           fmt::format("{} uses {} bytes of shared memory per block, which limits resident blocks", k.name,
                       k.sharedBytes),
           {{"shared_bytes", k.sharedBytes}});
@@ -660,18 +719,18 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       numbers["registers_for_more"] = *o.advice.registers;
     if (!o.advice.blockSizes.empty())
       numbers["best_block"] = o.advice.blockSizes.front();
-    std::string kind;
+    FindingKind kind;
     if (!occ.unlaunchable.empty())
-      kind = "launch-limit";
+      kind = FindingKind::LaunchLimit;
     else if (occ.fraction >= t.staticOccupancy)
       continue;
     else if (std::find(occ.limiting.begin(), occ.limiting.end(), OccupancyLimit::Registers) != occ.limiting.end())
-      kind = "occupancy-registers";
+      kind = FindingKind::OccupancyRegisters;
     else if (std::find(occ.limiting.begin(), occ.limiting.end(), OccupancyLimit::SharedMemory) != occ.limiting.end())
-      kind = "occupancy-shared";
+      kind = FindingKind::OccupancyShared;
     else
-      kind = "occupancy-block";
-    add(kind, o.kernel, kind == "launch-limit" ? 1.0 : (1 - occ.fraction) * 0.4, o.text, std::move(numbers));
+      kind = FindingKind::OccupancyBlock;
+    add(kind, o.kernel, kind == FindingKind::LaunchLimit ? 1.0 : (1 - occ.fraction) * 0.4, o.text, std::move(numbers));
     if (!o.prefer.empty())
       out.back()["prefer"] = o.prefer;
     if (!o.launch.empty()) {
@@ -689,35 +748,35 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     auto sectors = metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
     auto requests = metric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
     if (sectors && requests && *requests > 0 && *sectors / *requests > t.sectorsPerRequest)
-      add("uncoalesced", k.name, std::min(0.6, (*sectors / *requests) / 32),
+      add(FindingKind::Uncoalesced, k.name, std::min(0.6, (*sectors / *requests) / 32),
           fmt::format("{}: {:.1f} sectors per global load request (4 when a warp's loads are coalesced)", k.name,
                       *sectors / *requests),
           {{"sectors_per_request", *sectors / *requests}});
     auto conflicts = metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
     auto wavefronts = metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
     if (conflicts && wavefronts && *wavefronts > 0 && *conflicts / *wavefronts > t.bankConflictRate)
-      add("bank-conflicts", k.name, std::min(0.5, *conflicts / *wavefronts / 2),
+      add(FindingKind::BankConflicts, k.name, std::min(0.5, *conflicts / *wavefronts / 2),
           fmt::format("{}: {:.0f} shared-memory bank conflicts in {:.0f} load wavefronts", k.name, *conflicts,
                       *wavefronts),
           {{"conflicts", *conflicts}, {"wavefronts", *wavefronts}});
     auto occupancy = metric("sm__warps_active.avg.pct_of_peak_sustained_active");
     if (occupancy && *occupancy < t.occupancyPct)
-      add("low-occupancy", k.name, (t.occupancyPct - *occupancy) / 100,
+      add(FindingKind::LowOccupancy, k.name, (t.occupancyPct - *occupancy) / 100,
           fmt::format("{}: achieved occupancy {:.1f}% of the SM's warps", k.name, *occupancy),
           {{"occupancy_pct", *occupancy}});
     auto threads = metric("smsp__thread_inst_executed_per_inst_executed.ratio");
     if (threads && *threads < t.threadsPerInstruction)
-      add("divergence", k.name, (32 - *threads) / 64,
+      add(FindingKind::Divergence, k.name, (32 - *threads) / 64,
           fmt::format("{}: {:.1f} of 32 threads active per executed instruction", k.name, *threads),
           {{"threads_per_instruction", *threads}});
     auto dram = metric("dram__throughput.avg.pct_of_peak_sustained_elapsed");
     auto sm = metric("sm__throughput.avg.pct_of_peak_sustained_elapsed");
     if (dram && sm && *dram >= t.boundPct && *dram > *sm)
-      add("memory-bound", k.name, 0.3,
+      add(FindingKind::MemoryBound, k.name, 0.3,
           fmt::format("{}: DRAM at {:.0f}% of peak, SMs at {:.0f}%: memory-bound by the roofline", k.name, *dram, *sm),
           {{"dram_pct", *dram}, {"sm_pct", *sm}});
     else if (dram && sm && *sm >= t.boundPct && *sm > *dram)
-      add("compute-bound", k.name, 0.2,
+      add(FindingKind::ComputeBound, k.name, 0.2,
           fmt::format("{}: SMs at {:.0f}% of peak, DRAM at {:.0f}%: compute-bound by the roofline", k.name, *sm, *dram),
           {{"dram_pct", *dram}, {"sm_pct", *sm}});
   }
@@ -737,7 +796,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       // A loop whose nest spends its time in the functions it calls (printf's, in a dump): vectorizing
       // it changes nothing.
       bool inCalls = n && n->callShare && *n->callShare >= 0.8 * (n->share + *n->callShare) &&
-                     b["kind"].get<std::string>().rfind("not-vectorized", 0) == 0;
+                     vectorizerKind(parseFindingKind(b["kind"].get<std::string>()).value_or(FindingKind::Serial));
       bool isCold = n && n->share + callees < t.coldShare;
       if (isCold || inCalls)
         cold.push_back({{"kind", b["kind"]}, {"file", n->file}, {"line", b["line"]}, {"nest_line", n->line},

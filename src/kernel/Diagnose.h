@@ -13,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hone::kernel {
@@ -46,6 +48,41 @@ struct ProfileOptions {
 /// Profiles `v` with every tool available, working in `dir`. Tools that are missing or fail
 /// are listed in `skipped` with the reason; never an error for that.
 KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o);
+
+/// Every kind of finding the diagnosis makes, declared here once: a finding's "kind" is its id, and
+/// rules/kernel.toml's bottleneck rules name these ids (tests fail on a rule that names another id, and
+/// on a kind no rule explains).
+enum class FindingKind {
+  CacheMisses,
+  MemoryTraffic,
+  NotVectorizedAliasing,
+  NotVectorizedStride,
+  NotVectorizedControlFlow,
+  NotVectorizedReduction,
+  NotVectorizedOuter,
+  Serial,
+  FineGrainedSchedule,
+  DependencyChain,
+  ResourcePressure,
+  RegisterSpills,
+  OccupancyRegisters,
+  OccupancyShared,
+  OccupancyBlock,
+  LaunchLimit,
+  Uncoalesced,
+  BankConflicts,
+  LowOccupancy,
+  Divergence,
+  MemoryBound,
+  ComputeBound
+};
+/// The kinds in declaration order.
+const std::vector<FindingKind> &findingKinds();
+/// "cache-misses", "not-vectorized-stride", ...
+std::string_view toString(FindingKind kind);
+std::optional<FindingKind> parseFindingKind(std::string_view id);
+/// Whether a kind is one of the vectorizer's (a loop it left scalar, for one of its reasons).
+bool vectorizerKind(FindingKind kind);
 
 /// The findings of a profile: {"bottlenecks": [{kind, resource, share, detail, numbers, file, line}]},
 /// the form AutoGuide's "bottleneck" rules match; `share` is the fraction of the time the finding

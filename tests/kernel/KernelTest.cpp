@@ -1200,11 +1200,20 @@ TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
     if (r.match == hone::autoguide::MatchKind::Bottleneck) {
       ruled.insert(r.pattern);
       EXPECT_FALSE(r.transformations.empty()) << r.id;
+      EXPECT_TRUE(parseFindingKind(r.pattern)) << r.id << " names the kind '" << r.pattern
+                                               << "', which the diagnosis does not declare";
     }
     for (const auto &t : r.transformations)
       EXPECT_TRUE(std::any_of(catalogue->begin(), catalogue->end(), [&](const Transformation &x) { return x.id == t; }))
           << r.id << " names " << t;
   }
+  // Every declared kind has a rule, and its id reads back.
+  for (FindingKind k : findingKinds()) {
+    EXPECT_TRUE(ruled.count(std::string(toString(k)))) << "no rule explains " << toString(k);
+    EXPECT_EQ(parseFindingKind(toString(k)), k);
+  }
+  EXPECT_EQ(findingKinds().size(), ruled.size());
+  EXPECT_FALSE(parseFindingKind("cache-miss"));
   KernelProfile p = syntheticProfile();
   json d = diagnose(p);
   KernelProfile n;
