@@ -29,7 +29,7 @@ using nlohmann::json;
 namespace {
 
 /// What a run's candidates are called: mappers, kernel variants.
-std::string artifactName(const store::RunInfo &r) { return r.domain == "kernel" ? "variant" : "mapper"; }
+std::string artifactName(const store::RunInfo &r) { return r.artifactName(); }
 
 } // namespace
 
@@ -217,7 +217,7 @@ std::string promptSizesText(const PromptSizes &p) {
 void printStep(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, const store::StepRecord &s) {
   double baseline = support::numberOf(run.config, "baseline");
   std::cout << fmt::format("step {}: {}{}\n", s.sequence, s.status,
-                           s.status == "ok" ? ", score " + tune::scoreText(s.score, baseline)
+                           s.status == "ok" ? ", score " + store::scoreText(s.score, baseline)
                                             : ": " + support::printable(s.error));
   std::cout << fmt::format("rationale: {}\n", support::printable(s.rationale));
   if (!s.parent.empty()) {
@@ -330,7 +330,7 @@ void addShowCommand(CLI::App &app, Action &action) {
                                s.failures);
       double baseline = support::numberOf(run->config, "baseline");
       if (s.best)
-        std::cout << fmt::format("best: {} at step {}: {}\n", tune::scoreText(s.bestScore, baseline), *s.best,
+        std::cout << fmt::format("best: {} at step {}: {}\n", store::scoreText(s.bestScore, baseline), *s.best,
                                  support::printable(steps[*s.best].rationale));
       if (auto u = opened->store->runUsage(run->id); u.calls > 0)
         std::cout << fmt::format("llm: {} calls, {} prompt + {} completion tokens, cost {:.4f} "
@@ -345,8 +345,8 @@ void addShowCommand(CLI::App &app, Action &action) {
           // The rationale and the error come from an agent, a model or a program: escaped.
           std::string what = support::printable(step.status == "ok" ? step.rationale : step.rationale + " -- " + step.error);
           std::cout << fmt::format("{:>4}  {:<12}  {:>8}  {:>8}  {}\n", step.sequence, step.status,
-                                   step.status == "ok" ? tune::scoreText(step.score, baseline) : "-",
-                                   tune::scoreText(s.bestSoFar[i], baseline), what);
+                                   step.status == "ok" ? store::scoreText(step.score, baseline) : "-",
+                                   store::scoreText(s.bestSoFar[i], baseline), what);
         }
       } else {
         std::cout << fmt::format("(hone show {0} --trajectory for every step, --best for the {1})\n", run->id,

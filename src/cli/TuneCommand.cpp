@@ -16,7 +16,9 @@
 #include "tune/Session.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -207,11 +209,24 @@ void addTuneCommand(CLI::App &app, Action &action) {
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
   cmd->callback([opts, &action, keyOption, cmd, llm] {
     refuseKey(keyOption);
-    if (opts->config.agent != "llm")
+    // What the chosen agent does, as it registered (an agent of that name in any domain).
+    bool known = false, asksModel = false, usesStart = false;
+    std::vector<std::string> modelAgents;
+    for (const tune::AgentInfo *a : tune::Registry::instance().agents()) {
+      if (a->asksModel && std::find(modelAgents.begin(), modelAgents.end(), a->name) == modelAgents.end())
+        modelAgents.push_back(a->name);
+      if (a->name == opts->config.agent) {
+        known = true;
+        asksModel = asksModel || a->asksModel;
+        usesStart = usesStart || a->usesStart;
+      }
+    }
+    if (known && !asksModel)
       for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
         if (o->count() > 0)
-          std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent llm\n";
-    if (!opts->startFile.empty() && (opts->config.agent == "random" || opts->config.agent == "ensemble"))
+          std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent "
+                    << fmt::format("{}", fmt::join(modelAgents, " or --agent ")) << "\n";
+    if (!opts->startFile.empty() && known && !usesStart)
       std::cerr << "hone: warning: --start has no effect with --agent " << opts->config.agent
                 << " (it searches the space from its default assignment)\n";
     if (opts->mapping.evaluator != "command")
@@ -225,13 +240,14 @@ void addTuneCommand(CLI::App &app, Action &action) {
         return kUsage;
       }
       if (!opts->kernel.project.empty()) {
-        config.domain = "kernel";
+        config.domain = kernel::kDomainName;
         kernel::KernelOptions k = opts->kernel;
         k.profile = !opts->noProfile;
         k.sourceTransforms = !opts->noSourceTransforms;
         k.workdir = k.workdir.empty() ? "" : k.workdir;
         config.options = k.toJson();
       } else {
+        config.domain = mapping::kDomainName;
         mapping::MappingOptions mo = opts->mapping;
         mo.command.workdir = opts->kernel.workdir;
         mo.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);

@@ -1,7 +1,7 @@
 // The optimization engine, domain-agnostic: it knows candidates as text and
 // results as metrics and a score, never what a mapper or a kernel is. A
 // domain plugs in an Evaluator and Strategies; the store and the CLI observe
-// the loop through a Recorder. (../shared/DESIGN.md, "Data flow".)
+// the loop through a Recorder. (docs/ARCHITECTURE.md, "A tuning run, end to end".)
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -229,7 +229,9 @@ private:
 
 class KernelDomain final : public tune::Domain {
 public:
-  std::string name() const override { return "kernel"; }
+  std::string name() const override { return kDomainName; }
+  std::string artifactName() const override { return "variant"; }
+  std::string scoreName() const override { return "speedup"; }
   support::Expected<std::unique_ptr<tune::Problem>> open(tune::TuneConfig &config) const override {
     auto options = KernelOptions::fromJson(config.options);
     if (!options)
@@ -327,7 +329,8 @@ void registerKernelDomain(tune::Registry &registry) {
                                                                   l.promptDirs, k.machine());
                        return std::unique_ptr<engine::Strategy>(std::make_unique<tune::LlmOptimizer>(
                            std::move(codec), c.start, c.startLabel, *c.client, std::move(*o)));
-                     }});
+                     },
+                     /*asksModel=*/true});
 }
 
 } // namespace hone::kernel

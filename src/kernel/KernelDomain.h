@@ -60,6 +60,8 @@ std::unique_ptr<engine::Strategy> makeGuidedKernelAgent(const Manifest &m, std::
                                                         const std::string &start, const std::string &startLabel);
 
 /// Adds the kernel domain and its guided agent to the registry.
+/// The domain's name, decided here: runs record it, the CLI selects the domain by it.
+inline constexpr const char *kDomainName = "kernel";
 void registerKernelDomain(tune::Registry &registry);
 
 } // namespace hone::kernel

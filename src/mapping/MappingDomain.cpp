@@ -195,7 +195,7 @@ public:
     if (!commandEval_)
       return support::Error{"--surrogate model needs a real evaluator (--evaluator command): on the model evaluator "
                             "the surrogate would be the evaluator itself, spending the budget's own oracle for free"};
-    if (c.config.agent == "llm")
+    if (c.client) // an agent that asks a model
       return support::Error{"--surrogate model drives the agent on the model thousands of times: use it with "
                             "guided, ensemble or random, not llm"};
     // Predictions are relative to the expert on the model, as real scores are to the expert for real.
@@ -251,7 +251,8 @@ support::Expected<std::pair<MappingOptions, LoadedModels>> optionsAndModels(cons
 
 class MappingDomain final : public tune::Domain {
 public:
-  std::string name() const override { return "mapping"; }
+  std::string name() const override { return kDomainName; }
+  std::string artifactName() const override { return "mapper"; }
   support::Expected<std::unique_ptr<tune::Problem>> open(tune::TuneConfig &config) const override {
     auto loaded = optionsAndModels(config);
     if (!loaded)
@@ -314,7 +315,8 @@ void registerMappingDomain(tune::Registry &registry) {
                          o.examples = examplesFor(m.models().app->name);
                        return std::unique_ptr<engine::Strategy>(std::make_unique<LlmAgent>(
                            *m.models().app, *m.models().machine, c.start, c.startLabel, *c.client, std::move(o)));
-                     }});
+                     },
+                     /*asksModel=*/true});
 }
 
 } // namespace hone::mapping

@@ -46,6 +46,8 @@ support::Expected<LoadedModels> loadModels(const std::string &app, const std::st
                                            std::optional<double> size);
 
 /// Adds the mapping domain and its agents (guided, llm) to the registry.
+/// The domain's name, decided here: runs record it, the CLI selects the domain by it.
+inline constexpr const char *kDomainName = "mapping";
 void registerMappingDomain(tune::Registry &registry);
 
 } // namespace hone::mapping

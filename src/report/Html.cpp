@@ -2,11 +2,11 @@
 
 #include "report/Svg.h"
 #include "support/Diff.h"
-#include "tune/Session.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace hone::report {
@@ -51,7 +51,7 @@ std::string groupSvg(const RunGroup &group, int width, int height) {
   if (relative) {
     o.reference = 1.0;
     o.referenceLabel = fmt::format("1.0 = {}", firstLine(referenceLabel, 80));
-    o.yLabel = group.domain == "kernel" ? "best speedup so far" : "best score so far (relative)";
+    o.yLabel = fmt::format("best {} so far", group.runs.front()->scoreName());
   }
   return curveSvg(series, o);
 }
@@ -60,7 +60,7 @@ namespace {
 
 std::string e(std::string_view text) { return escapeXml(text); }
 
-std::string scoreCell(const RunView &r, double score) { return e(tune::scoreText(score, r.baseline())); }
+std::string scoreCell(const RunView &r, double score) { return e(store::scoreText(score, r.baseline())); }
 
 const char *kStyle = R"css(
 body { font-family: sans-serif; margin: 1.5em; color: #222; max-width: 1200px; }
@@ -168,13 +168,14 @@ std::string runSection(const RunView &r, size_t maxSteps) {
     out += fmt::format("<p class=\"muted\">Scores relative to {}.</p>\n", e(r.baselineLabel()));
   if (r.best) {
     const store::StepRecord &b = r.steps[*r.best];
-    if (r.info.domain == "kernel") {
-      out += fmt::format("<p>Speedup of the best variant over the unmodified program: <b>{}</b> (step {}). "
-                         "Validated and timed: {}.</p>\n",
-                         scoreCell(r, b.score), b.sequence, e(firstLine(b.rawOutput, 400)));
-      out += fmt::format("<p>Validation over the run: {} of {} candidates validated and timed; failures: {}.</p>\n",
-                         r.byStatus.count("ok") ? r.byStatus.at("ok") : 0, r.steps.size(), e(failuresText(r)));
-    }
+    std::string score = r.scoreName();
+    if (!score.empty())
+      score[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(score[0])));
+    std::string what = firstLine(b.rawOutput, 400);
+    out += fmt::format("<p>{} of the best {}: <b>{}</b> (step {}){}</p>\n", e(score), e(r.artifactName()),
+                       scoreCell(r, b.score), b.sequence, what.empty() ? "." : ": " + e(what));
+    out += fmt::format("<p>Over the run: {} of {} candidates evaluated without failing; failures: {}.</p>\n",
+                       r.byStatus.count("ok") ? r.byStatus.at("ok") : 0, r.steps.size(), e(failuresText(r)));
     out += findingsHtml(r);
     if (!r.steps.empty() && *r.best != 0) {
       out += fmt::format("<p>From the start (step 0) to the best {} (step {}): {}</p>\n", e(r.artifactName()),

@@ -37,8 +37,9 @@ struct RunView {
   }
   /// What scores are relative to ("the expert mapper ...", "the unmodified project"); empty if absolute.
   std::string baselineLabel() const { return support::textOf(info.config, "baseline_label"); }
-  /// What the run's candidates are called: "mapper" or "variant".
-  std::string artifactName() const { return info.domain == "kernel" ? "variant" : "mapper"; }
+  /// What the run's candidates and scores are called ("mapper", "variant"; "speedup"): the run's words.
+  std::string artifactName() const { return info.artifactName(); }
+  std::string scoreName() const { return info.scoreName(); }
 };
 
 RunView makeView(store::RunInfo info, std::vector<store::StepRecord> steps, store::RunUsage usage);

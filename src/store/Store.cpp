@@ -13,6 +13,23 @@
 
 namespace hone::store {
 
+namespace {
+std::string presented(const nlohmann::json &config, const char *what, const char *before) {
+  auto p = config.is_object() ? config.find("presentation") : config.end();
+  if (config.is_object() && p != config.end() && p->is_object())
+    if (auto w = p->find(what); w != p->end() && w->is_string() && !w->get<std::string>().empty())
+      return w->get<std::string>();
+  return before;
+}
+} // namespace
+
+std::string RunInfo::artifactName() const { return presented(config, "artifact", "candidate"); }
+std::string RunInfo::scoreName() const { return presented(config, "score", "score"); }
+
+std::string scoreText(double score, double baseline) {
+  return baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
+}
+
 using support::Error;
 using support::Expected;
 

@@ -31,7 +31,15 @@ struct RunInfo {
   std::string status = "running"; // running, finished, failed
   uint64_t seed = 0;
   nlohmann::json config = nlohmann::json::object();
+  /// What the run's candidates and scores are called (its domain's words, kept in its configuration's
+  /// "presentation"): "mapper", "variant"; "speedup", "score (relative)". Runs stored before the words
+  /// were kept: "candidate", "score".
+  std::string artifactName() const;
+  std::string scoreName() const;
 };
+
+/// A score as reports print it: "1.234x" relative to a baseline (> 0), the raw number without one.
+std::string scoreText(double score, double baseline);
 
 /// One evaluated step of a run, as stored.
 struct StepRecord {

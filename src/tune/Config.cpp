@@ -41,7 +41,9 @@ json TuneConfig::toJson() const {
     j["executor"] = executor;
     j["executor_options"] = executorOptions;
   }
-  if (agent == "llm") {
+  if (!presentation.is_null())
+    j["presentation"] = presentation;
+  if (llm.used) {
     const llm::Settings &c = llm.client;
     j["llm"] = {{"preset", c.preset},
                 {"url", c.url},
@@ -69,11 +71,10 @@ json TuneConfig::toJson() const {
       j["llm"]["price_completion"] = *c.priceCompletion;
   }
   // The keys the mapping domain kept at the top level before version 2 stay readable there
-  // (hone runs and older scripts read "app" and "machine").
-  if (domain == "mapping")
-    for (const char *key : {"app", "machine"})
-      if (options.contains(key))
-        j[key] = options[key];
+  // (hone runs and older scripts read "app" and "machine"): copied for any domain that has them.
+  for (const char *key : {"app", "machine"})
+    if (options.contains(key))
+      j[key] = options[key];
   return j;
 }
 
@@ -164,11 +165,15 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &stored) {
     c.executorOptions = r.get<json>("executor_options", json::object());
     if (!c.executorOptions.is_object())
       throw std::runtime_error("the run's configuration: 'executor_options' is not an object");
-    if (const json &l = r.raw("llm"); !l.is_null())
+    if (const json &l = r.raw("llm"); !l.is_null()) {
       c.llm = readLlm(l);
-    if (c.domain == "mapping") // copies of options kept at the top level (toJson)
-      for (const char *key : {"app", "machine"})
-        r.raw(key);
+      c.llm.used = true;
+    }
+    c.presentation = r.get<json>("presentation", json());
+    if (!c.presentation.is_null() && !c.presentation.is_object())
+      throw std::runtime_error("the run's configuration: 'presentation' is not an object");
+    for (const char *key : {"app", "machine"}) // copies of options kept at the top level (toJson)
+      r.raw(key);
     r.finish();
     return c;
   } catch (const std::exception &e) {

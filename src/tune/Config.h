@@ -24,6 +24,7 @@ namespace hone::tune {
 
 /// The LLM agent's settings (never the API key: that comes from the environment or a config file).
 struct LlmConfig {
+  bool used = false; // the run's agent asks a model (AgentInfo::asksModel): stored, and read back, only then
   llm::Settings client; // endpoint, model, cache (default: the store), replay, budgets, prices
   std::string optimizer = "trace";
   int repairs = 2;
@@ -63,6 +64,9 @@ struct TuneConfig {
   // Decided when the run starts, kept for resuming:
   double baseline = 0;       // the metric that scores 1.0; 0: raw scores
   std::string baselineLabel; // what scores are relative to
+  // Decided by the domain when the run starts, for reports: {"artifact": "variant", "score": "speedup"}
+  // (Domain::artifactName, scoreName); null in runs stored before it was kept.
+  nlohmann::json presentation;
 
   nlohmann::json toJson() const;
   /// Reads a stored configuration, this version's or version 1's; unknown keys are errors.

@@ -82,7 +82,8 @@ void registerSearchAgents(Registry &registry) {
                        if (!space)
                          return space.error();
                        return makeEnsembleAgent(**space, c.config.seed);
-                     }});
+                     },
+                     /*asksModel=*/false, /*usesStart=*/false});
   registry.addAgent({"random", "uniform samples of the decision space (the papers' baseline)", {},
                      [needSpace](Problem &p, const AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
@@ -90,7 +91,8 @@ void registerSearchAgents(Registry &registry) {
                        if (!space)
                          return space.error();
                        return makeRandomAgent(**space, c.config.seed);
-                     }});
+                     },
+                     /*asksModel=*/false, /*usesStart=*/false});
 }
 
 } // namespace hone::tune

@@ -90,6 +90,8 @@ struct AgentInfo {
   std::string help;
   std::vector<std::string> domains; // the domains it serves; empty: every domain with a categorical space
   std::function<support::Expected<std::unique_ptr<engine::Strategy>>(Problem &, const AgentContext &)> make;
+  bool asksModel = false; // needs a language model's client (the session makes it; `--llm-*` apply)
+  bool usesStart = true;  // improves a start artifact (`--start`); false: searches the space from its default
 };
 
 class Domain {
@@ -97,6 +99,11 @@ public:
   virtual ~Domain() = default;
   /// "mapping", "kernel": recorded with the run; AutoGuide's rules of this domain apply.
   virtual std::string name() const = 0;
+  /// What reports call its candidates ("mapper", "variant") and its scores relative to the reference
+  /// ("score (relative)", "speedup"): stored with each run (TuneConfig::presentation), so that reports
+  /// read them from the run, never from the domain's name.
+  virtual std::string artifactName() const = 0;
+  virtual std::string scoreName() const { return "score (relative)"; }
   /// Reads `config.options` (strictly) and prepares the problem; may fill in options it decides.
   virtual support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const = 0;
   /// Checks a start artifact the user gave (labelled `label` in messages) without preparing a

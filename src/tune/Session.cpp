@@ -70,11 +70,7 @@ engine::Step fromRecord(const store::StepRecord &r) {
   return s;
 }
 
-std::string scoreText(double score, double baseline) {
-  return baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);
-}
-
-std::string scoreText(double score, const TuneConfig &c) { return scoreText(score, c.baseline); }
+std::string scoreText(double score, const TuneConfig &c) { return store::scoreText(score, c.baseline); }
 
 std::string besideStore(const std::string &db, const std::string &name) {
   std::filesystem::path p(db);
@@ -200,10 +196,13 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
       names.push_back(a->name);
     return support::Error{fmt::format("--agent: '{}' is not one of {}", config.agent, fmt::join(names, ", "))};
   }
+  // What the run is stored with: whether its agent asks a model, and how reports name its candidates.
+  config.llm.used = agentInfo->asksModel;
+  config.presentation = {{"artifact", domain->artifactName()}, {"score", domain->scoreName()}};
   // The LLM's client first: a missing model or key is a usage error before anything runs.
   std::unique_ptr<llm::Client> client;
   std::string llmCache;
-  if (config.agent == "llm") {
+  if (agentInfo->asksModel) {
     llm::Settings settings = config.llm.client;
     // Every run can be resumed and replayed from its own store (the one given now: the stored
     // configuration keeps the cache empty unless the user named one).
@@ -443,7 +442,7 @@ json reportJson(const TuneReport &report, const TuneConfig &config) {
                  {"total", u.promptTokens + u.completionTokens}};
   j["cost"] = u.cost;
   j["llm_calls"] = u.calls;
-  if (config.agent == "llm")
+  if (config.llm.used)
     j["llm"] = {{"model", config.llm.client.model}, {"optimizer", config.llm.optimizer},
                 {"mode", config.llm.mode},        {"feedback", config.feedback},
                 {"cache", report.llmCache},       {"replay", config.llm.client.replay}};
@@ -492,7 +491,7 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
   }
   out << fmt::format("run {} in {}: {} evaluations, {} failed; {} ({:.1f} s)\n", report.runId, db,
                      o.progress.evaluations, o.progress.failures, o.stopReason, report.seconds);
-  if (config.agent == "llm") {
+  if (config.llm.used) {
     const auto &u = report.usage;
     out << fmt::format("llm: {} ({}), {} calls, {} prompt + {} completion tokens, cost {:.4f}{}\n",
                        config.llm.client.model, config.llm.optimizer, u.calls, u.promptTokens, u.completionTokens,

@@ -51,14 +51,12 @@ void printReport(std::ostream &out, const TuneReport &report, const TuneConfig &
 /// How many candidates that named a diagnostic changed the code it points at (the notes' "alignment"
 /// of a code agent): {aligned, claimed, rate}; null when none named one.
 nlohmann::json evidenceAlignment(const std::vector<engine::Step> &steps);
-/// "1.234x" when scores are relative to a baseline, else the raw score.
+/// "1.234x" when scores are relative to a baseline, else the raw score (store::scoreText, the one format).
 std::string scoreText(double score, const TuneConfig &config);
 /// A file beside the store, after its name: (runs/x.db, "report.html") -> runs/x-report.html. Defaults
 /// such as the best mapper and the report go there, so two stores never write the same file. The name
 /// is made one path component (support::pathComponent): a project called "/../x" stays beside the store.
 std::string besideStore(const std::string &db, const std::string &name);
-/// The same for a stored run's baseline (its configuration's "baseline"): one format everywhere.
-std::string scoreText(double score, double baseline);
 
 /// The store's form of a step, and back (for resuming).
 store::StepRecord toRecord(const engine::Step &step, int64_t sequence);

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "report/Html.h"
+#include "report/RunView.h"
 #include "store/Store.h"
 #include "support/FileUtil.h"
 #include "support/Sqlite.h"
@@ -38,13 +40,19 @@ TEST(TuneConfig, RoundTrip) {
   EXPECT_EQ(back->domain, "kernel");
   EXPECT_EQ(back->options["project"], "/p");
   EXPECT_EQ(*back->target, 1.5);
+  EXPECT_FALSE(c.toJson().contains("llm")); // an agent that asks no model: no model settings kept
   c.agent = "llm";
+  c.llm.used = true; // the session sets it from the agent's registration
   c.llm.client.model = "m";
   c.llm.optimizer = "opro";
+  c.presentation = {{"artifact", "variant"}, {"score", "speedup"}};
   back = TuneConfig::fromJson(c.toJson());
   ASSERT_TRUE(back) << back.error().message;
+  EXPECT_TRUE(back->llm.used);
   EXPECT_EQ(back->llm.optimizer, "opro");
   EXPECT_EQ(back->llm.client.model, "m");
+  EXPECT_EQ(back->presentation["artifact"], "variant");
+  EXPECT_EQ(back->toJson(), c.toJson());
   // Where commands ran is kept (a resume submits the same way and finds the run's jobs); local is the
   // default and is not written.
   EXPECT_FALSE(c.toJson().contains("executor"));
@@ -151,6 +159,8 @@ private:
 class GuessDomain final : public Domain {
 public:
   std::string name() const override { return "guess"; }
+  std::string artifactName() const override { return "guess"; }
+  std::string scoreName() const override { return "closeness"; }
   hone::support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const override {
     JsonReader r(config.options, "guess options");
     try {
@@ -238,6 +248,59 @@ TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
   ASSERT_TRUE(resumed) << resumed.error().message;
   EXPECT_EQ(resumed->outcome.progress.evaluations, 40u);
   EXPECT_EQ((*store)->steps(report->runId).size(), 40u);
+}
+
+// What a third domain registers is all the rest of hone needs: reports name its candidates and scores in
+// its own words (kept with the run), and an agent that says it asks a model gets the session's model
+// client -- whatever its name.
+TEST(Session, AThirdDomainIsReportedInItsOwnWordsAndAgentsAreTakenAtTheirWord) {
+  registerGuess();
+  TempDb db;
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "random";
+  c.iterations = 6;
+  SessionOptions so;
+  so.db = db.path;
+  auto report = runTune(c, so);
+  ASSERT_TRUE(report) << report.error().message;
+  auto store = hone::store::Store::open(db.path);
+  ASSERT_TRUE(store);
+  auto run = (*store)->run(report->runId);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->artifactName(), "guess");
+  EXPECT_EQ(run->scoreName(), "closeness");
+  EXPECT_FALSE(run->config.contains("llm")); // random asks no model
+  auto views = hone::report::loadRuns(**store, {report->runId});
+  ASSERT_TRUE(views) << views.error().message;
+  std::string html = hone::report::reportHtml(*views, {});
+  EXPECT_NE(html.find("best closeness so far"), std::string::npos);
+  EXPECT_NE(html.find("Closeness of the best guess"), std::string::npos);
+  EXPECT_NE(html.find("the best guess"), std::string::npos);
+  // A run stored before the words were kept reads with plain ones.
+  hone::store::RunInfo old = *run;
+  old.config.erase("presentation");
+  EXPECT_EQ(old.artifactName(), "candidate");
+  EXPECT_EQ(old.scoreName(), "score");
+  auto stored = TuneConfig::fromJson(run->config);
+  ASSERT_TRUE(stored) << stored.error().message;
+  EXPECT_EQ(stored->presentation, run->config["presentation"]);
+  // An agent registered under any name that asks a model needs the model's settings before anything runs.
+  Registry::instance().addAgent({"oracle", "asks a model", {"guess"},
+                                 [](Problem &p, const AgentContext &ctx)
+                                     -> hone::support::Expected<std::unique_ptr<hone::engine::Strategy>> {
+                                   EXPECT_NE(ctx.client, nullptr);
+                                   return makeRandomAgent(*p.space(), 1);
+                                 },
+                                 /*asksModel=*/true});
+  TempDb other;
+  so.db = other.path + "-oracle";
+  c.agent = "oracle";
+  c.llm = {};
+  auto refused = runTune(c, so);
+  ASSERT_FALSE(refused);
+  EXPECT_TRUE(c.llm.used);
+  EXPECT_FALSE(std::filesystem::exists(so.db)) << "nothing runs before the model's settings are checked";
 }
 
 TEST(Session, UsageErrorsBeforeAnythingRuns) {
@@ -378,6 +441,7 @@ TEST(Session, TheReportEscapesWhatAnAgentWrote) {
   report.outcome.steps.push_back(step);
   TuneConfig c;
   c.agent = "llm";
+  c.llm.used = true;
   std::ostringstream out;
   printReport(out, report, c, "hone.db");
   EXPECT_EQ(out.str().find('\x1b'), std::string::npos) << out.str();
