@@ -1,7 +1,8 @@
-// The one place that names every domain: registers them (and their agents)
-// with tune's registry at start-up.
+// The one place that names every domain and every executor other than the
+// local one: registers them (and the domains' agents) at start-up.
 #include "cli/Commands.h"
 
+#include "cluster/Slurm.h"
 #include "kernel/KernelDomain.h"
 #include "mapping/MappingDomain.h"
 #include "tune/Domain.h"
@@ -12,6 +13,7 @@ void registerDomains() {
   tune::Registry &r = tune::Registry::instance();
   mapping::registerMappingDomain(r);
   kernel::registerKernelDomain(r);
+  cluster::registerSlurmExecutor();
 }
 
 } // namespace hone::cli

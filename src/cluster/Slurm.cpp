@@ -360,6 +360,37 @@ std::string SlurmExecutor::describe() const {
 
 std::string SlurmExecutor::sharedDir() const { return (fs::path(settings_.jobDir) / settings_.runTag).string(); }
 
+std::string SlurmExecutor::activity() const {
+  return fmt::format("{} jobs submitted, {} found from an earlier process", submitted(), adopted());
+}
+
+void registerSlurmExecutor() {
+  support::registerExecutorKind(
+      {"slurm",
+       [](nlohmann::json &options,
+          const std::string &besideStore) -> support::Expected<std::shared_ptr<support::CommandExecutor>> {
+         auto settings = SlurmSettings::fromJson(options);
+         if (!settings)
+           return settings.error();
+         std::error_code ec;
+         if (settings->jobDir.empty())
+           settings->jobDir = besideStore;
+         settings->jobDir = fs::absolute(settings->jobDir, ec).string();
+         if (settings->runTag.empty()) {
+           char host[256] = {};
+           (void)gethostname(host, sizeof host - 1);
+           auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch());
+           settings->runTag = fmt::format("{}-{}-{}", host[0] ? host : "host", ::getpid(), ms.count());
+         }
+         options = settings->toJson();
+         auto made = SlurmExecutor::make(*settings);
+         if (!made)
+           return made.error();
+         return std::shared_ptr<support::CommandExecutor>(*made);
+       }});
+}
+
 std::string SlurmExecutor::tool(const char *name) const {
   return settings_.binDir.empty() ? std::string(name) : (fs::path(settings_.binDir) / name).string();
 }
@@ -714,6 +745,60 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
   }
 }
 
+support::SubprocessResult SlurmExecutor::endedWithoutResult(const std::string &id, size_t task,
+                                                            const std::string &folder) const {
+  auto st = finished(fmt::format("{}_{}", id, task));
+  support::SubprocessResult r;
+  r.started = true; // its end is not known: exitCode stays -1 and describe() gives the error
+  if (st && st->state == "TIMEOUT") {
+    r.timedOut = true;
+    return r;
+  }
+  std::string why = tailOf(fs::path(folder) / fmt::format("slurm-{}.out", task));
+  r.error = fmt::format("Slurm array task {}_{} ended {} without a result{}", id, task, st ? st->state : "UNKNOWN",
+                        why.empty() ? "" : ": " + why);
+  return r;
+}
+
+support::Expected<std::string> SlurmExecutor::submitArray(const std::vector<support::SubprocessOptions> &commands,
+                                                         const std::vector<bool> &done, const std::string &folder,
+                                                         const std::string &name, size_t inFlight) {
+  std::error_code ec;
+  std::vector<std::pair<size_t, JobSpec>> tasks;
+  std::string list;
+  for (size_t i = 0; i < commands.size(); ++i)
+    if (!done[i]) {
+      JobSpec t;
+      t.name = name;
+      t.folder = (fs::path(folder) / fmt::format("task-{}", i)).string();
+      fs::create_directories(t.folder, ec);
+      t.process = commands[i];
+      tasks.emplace_back(i, std::move(t));
+      list += (list.empty() ? "" : ",") + std::to_string(i);
+    }
+  std::string why;
+  std::string script = (fs::path(folder) / "job.sh").string();
+  if (!support::writeFileAtomically(script, renderArrayScript(settings_, name, folder, tasks), &why))
+    return support::Error{"cannot write the job script: " + why};
+  auto r = slurm({tool("sbatch"), "--parsable", "--job-name=" + name,
+                  "--array=" + list + (inFlight > 0 ? fmt::format("%{}", inFlight) : ""),
+                  "--output=" + (fs::path(folder) / "slurm-%a.out").string(), script},
+                 120);
+  std::string id;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (std::string t = trimmed(line.substr(0, line.find(';'))); isJobId(t))
+      id = t;
+  if (!r.ok() || id.empty() || !support::writeFileAtomically((fs::path(folder) / "jobid").string(), id + "\n", &why)) {
+    if (!id.empty())
+      cancel(id);
+    std::string line = support::telltaleLine(r.output);
+    return support::Error{fmt::format("sbatch {}{}", r.describe(), line.empty() ? why : ": " + line)};
+  }
+  ++submitted_;
+  return id;
+}
+
 std::vector<support::SubprocessResult>
 SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands, const std::string &key,
                         size_t inFlight, const std::function<void(size_t, const support::SubprocessResult &)> &onDone) {
@@ -801,44 +886,14 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
     }
   }
   if (id.empty()) { // an array of the tasks without a result
-    std::vector<std::pair<size_t, JobSpec>> tasks;
-    std::string list;
-    for (size_t i = 0; i < commands.size(); ++i)
-      if (!done[i]) {
-        fs::create_directories(taskFolder(i), ec);
-        JobSpec t;
-        t.name = name;
-        t.folder = taskFolder(i).string();
-        t.process = commands[i];
-        tasks.emplace_back(i, std::move(t));
-        list += (list.empty() ? "" : ",") + std::to_string(i);
-      }
-    std::string why;
-    std::string script = (folder / "job.sh").string();
-    if (!support::writeFileAtomically(script, renderArrayScript(settings_, name, folder.string(), tasks), &why)) {
+    auto sent = submitArray(commands, done, folder.string(), name, inFlight);
+    if (!sent) {
       for (size_t i = 0; i < commands.size(); ++i)
         if (!done[i])
-          finish(i, notRun("cannot write the job script: " + why));
+          finish(i, notRun(sent.error().message));
       return results;
     }
-    auto r = slurm({tool("sbatch"), "--parsable", "--job-name=" + name,
-                    "--array=" + list + (inFlight > 0 ? fmt::format("%{}", inFlight) : ""),
-                    "--output=" + (folder / "slurm-%a.out").string(), script},
-                   120);
-    std::istringstream in(r.output);
-    for (std::string line; std::getline(in, line);)
-      if (std::string t = trimmed(line.substr(0, line.find(';'))); isJobId(t))
-        id = t;
-    if (!r.ok() || id.empty() || !support::writeFileAtomically((folder / "jobid").string(), id + "\n", &why)) {
-      if (!id.empty())
-        cancel(id);
-      std::string line = support::telltaleLine(r.output);
-      for (size_t i = 0; i < commands.size(); ++i)
-        if (!done[i])
-          finish(i, notRun(fmt::format("sbatch {}{}", r.describe(), line.empty() ? why : ": " + line)));
-      return results;
-    }
-    ++submitted_;
+    id = *sent;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -878,20 +933,8 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
     queue.clear();
     collect(&queue);
     for (size_t i = 0; i < commands.size(); ++i)
-      if (!done[i]) {
-        auto st = finished(fmt::format("{}_{}", id, i));
-        std::string why = tailOf(folder / fmt::format("slurm-{}.out", i));
-        support::SubprocessResult r;
-        if (st && st->state == "TIMEOUT") {
-          r.started = true;
-          r.timedOut = true;
-        } else {
-          r.started = true;
-          r.error = fmt::format("Slurm array task {}_{} ended {} without a result{}", id, i, st ? st->state : "UNKNOWN",
-                                why.empty() ? "" : ": " + why);
-        }
-        finish(i, std::move(r));
-      }
+      if (!done[i])
+        finish(i, endedWithoutResult(id, i, folder.string()));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   inFlight_.erase(id);

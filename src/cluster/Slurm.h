@@ -94,6 +94,11 @@ std::string renderArrayScript(const SlurmSettings &settings, const std::string &
 /// Slurm's --time for a command with `timeoutS` (0: none) under `settings`: "M" minutes, or empty.
 std::string timeLimitOf(const SlurmSettings &settings, double timeoutS);
 
+/// Registers "slurm" as an executor kind (support::registerExecutorKind): made from a run's stored
+/// SlurmSettings, with the job folder beside the store unless set, and a tag of the run's own
+/// (host-pid-milliseconds) that a resume finds its jobs by.
+void registerSlurmExecutor();
+
 class SlurmExecutor : public support::CommandExecutor {
 public:
   /// Checks that sbatch can be found and the job folder made; an error says which is missing.
@@ -104,6 +109,7 @@ public:
   std::string describe() const override;
   bool sharesMachine() const override { return false; }
   std::string sharedDir() const override;
+  std::string activity() const override;
 
   /// Runs `commands` as one array job (at most `inFlight` tasks at a time; 0: no limit) and waits for all;
   /// `onDone` hears of each as it finishes. As with run(), a restarted hone asking for the same commands
@@ -134,6 +140,14 @@ private:
   /// What Slurm remembers of a job that left the queue (scontrol, then sacct).
   std::optional<JobState> finished(const std::string &id) const;
   support::Expected<std::string> submit(const JobSpec &job);
+  /// Submits the commands not `done` as one array job from `folder` (task i's files in task-i, at most
+  /// `inFlight` at a time) and records its id there; the id, or why it was not submitted.
+  /// The result of array task `task` of job `id` that left the queue without a status (its state from
+  /// scontrol/sacct, the last line of its slurm-TASK.out in `folder`).
+  support::SubprocessResult endedWithoutResult(const std::string &id, size_t task, const std::string &folder) const;
+  support::Expected<std::string> submitArray(const std::vector<support::SubprocessOptions> &commands,
+                                             const std::vector<bool> &done, const std::string &folder,
+                                             const std::string &name, size_t inFlight);
   void cancel(const std::string &id) const;
   std::string folderFor(const support::SubprocessOptions &options, const std::string &key);
 

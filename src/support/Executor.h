@@ -8,10 +8,15 @@
 // instead of submitting it again.
 #pragma once
 
+#include "support/Expected.h"
 #include "support/Subprocess.h"
 
+#include <nlohmann/json.hpp>
+
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hone::support {
 
@@ -30,6 +35,8 @@ public:
   /// A folder for a run's files that the commands' machines see too (a cluster's shared job folder);
   /// empty: any folder of this machine will do.
   virtual std::string sharedDir() const { return ""; }
+  /// What it did, for a run's summary ("12 jobs submitted, 3 found from an earlier process"); "": nothing to say.
+  virtual std::string activity() const { return ""; }
 };
 
 /// Runs commands here, as runSubprocess does.
@@ -43,5 +50,19 @@ public:
 
 /// The executor of a caller that names none: a shared LocalExecutor.
 std::shared_ptr<CommandExecutor> localExecutor();
+
+/// An executor other than the local one, by the name `--executor` takes ("slurm"). Registered at start-up
+/// (the CLI's wiring, cli/Domains.cpp), so that a tuning run makes its executor without naming any.
+struct ExecutorKind {
+  std::string name;
+  /// Makes one from a run's stored options, which it completes with what a resume needs to find the same
+  /// jobs again (written back into `options`); `besideStore`: a folder beside the run's store, for files.
+  std::function<Expected<std::shared_ptr<CommandExecutor>>(nlohmann::json &options, const std::string &besideStore)>
+      make;
+};
+void registerExecutorKind(ExecutorKind kind); // a second registration of a name is ignored
+const ExecutorKind *executorKind(const std::string &name);
+/// "local" and every registered name, in registration order.
+std::vector<std::string> executorNames();
 
 } // namespace hone::support

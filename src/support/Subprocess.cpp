@@ -322,4 +322,30 @@ std::shared_ptr<CommandExecutor> localExecutor() {
   return local;
 }
 
+namespace {
+std::vector<ExecutorKind> &executorKinds() {
+  static std::vector<ExecutorKind> kinds;
+  return kinds;
+}
+} // namespace
+
+void registerExecutorKind(ExecutorKind kind) {
+  if (!executorKind(kind.name))
+    executorKinds().push_back(std::move(kind));
+}
+
+const ExecutorKind *executorKind(const std::string &name) {
+  for (const auto &k : executorKinds())
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+std::vector<std::string> executorNames() {
+  std::vector<std::string> names = {"local"};
+  for (const auto &k : executorKinds())
+    names.push_back(k.name);
+  return names;
+}
+
 } // namespace hone::support

@@ -1,8 +1,8 @@
 #include "tune/Session.h"
 
 #include "autoguide/AutoGuide.h"
-#include "cluster/Slurm.h"
 #include "llm/Client.h"
+#include "support/Executor.h"
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/JsonText.h"
@@ -147,31 +147,16 @@ private:
 
 } // namespace
 
-/// The executor of `config.executor` (null: local). A new run's Slurm jobs get a tag of their own, kept in
-/// the configuration, so that its resume finds them.
-support::Expected<std::shared_ptr<cluster::SlurmExecutor>> makeExecutor(TuneConfig &config, const std::string &db) {
+/// The executor of `config.executor` (null: local), made by its registered kind, which completes the
+/// stored options with what a resume needs (a Slurm run's job tag).
+support::Expected<std::shared_ptr<support::CommandExecutor>> makeExecutor(TuneConfig &config, const std::string &db) {
   if (config.executor == "local")
-    return std::shared_ptr<cluster::SlurmExecutor>();
-  if (config.executor != "slurm")
-    return support::Error{fmt::format("--executor: '{}' is not one of local, slurm", config.executor)};
-  auto settings = cluster::SlurmSettings::fromJson(config.executorOptions);
-  if (!settings)
-    return settings.error();
-  std::error_code ec;
-  if (settings->jobDir.empty())
-    settings->jobDir = besideStore(db, "jobs");
-  settings->jobDir = std::filesystem::absolute(settings->jobDir, ec).string();
-  if (settings->runTag.empty()) {
-    char host[256] = {};
-    (void)gethostname(host, sizeof host - 1);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch());
-    settings->runTag = fmt::format("{}-{}-{}", host[0] ? host : "host", ::getpid(), ms.count());
-  }
-  config.executorOptions = settings->toJson();
-  auto made = cluster::SlurmExecutor::make(*settings);
-  if (!made)
-    return made.error();
-  return *made;
+    return std::shared_ptr<support::CommandExecutor>();
+  const support::ExecutorKind *kind = support::executorKind(config.executor);
+  if (!kind)
+    return support::Error{fmt::format("--executor: '{}' is not one of {}", config.executor,
+                                      fmt::join(support::executorNames(), ", "))};
+  return kind->make(config.executorOptions, besideStore(db, "jobs"));
 }
 
 support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &so) {
@@ -369,8 +354,9 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
                                       so.db, recorder.failure(), report.runId)};
   }
   if (*executor)
-    report.executor = fmt::format("{}: {} jobs submitted, {} found from an earlier process", (*executor)->describe(),
-                                  (*executor)->submitted(), (*executor)->adopted());
+    report.executor = (*executor)->activity().empty()
+                          ? (*executor)->describe()
+                          : fmt::format("{}: {}", (*executor)->describe(), (*executor)->activity());
   // An interrupted run is not finished: hone resume continues it (the batch in flight is evaluated again).
   (void)store.setRunStatus(report.runId, report.outcome.interrupted ? "interrupted" : "finished");
   if (client) {

@@ -17,6 +17,7 @@
 #include "report/Html.h"
 #include "report/RunView.h"
 #include "store/Store.h"
+#include "support/Executor.h"
 #include "support/FileUtil.h"
 #include "support/Sqlite.h"
 
@@ -301,6 +302,52 @@ TEST(Session, AThirdDomainIsReportedInItsOwnWordsAndAgentsAreTakenAtTheirWord) {
   ASSERT_FALSE(refused);
   EXPECT_TRUE(c.llm.used);
   EXPECT_FALSE(std::filesystem::exists(so.db)) << "nothing runs before the model's settings are checked";
+}
+
+// An executor other than the local one is a registered kind: the session makes it by name, keeps the
+// options it completed (what a resume needs), and reports what it did, without knowing what it is.
+TEST(Session, AnExecutorIsMadeByItsRegisteredKind) {
+  registerGuess();
+  struct Counting final : hone::support::CommandExecutor {
+    int runs = 0;
+    hone::support::SubprocessResult run(const hone::support::SubprocessOptions &o, const std::string &) override {
+      ++runs;
+      return hone::support::runSubprocess(o);
+    }
+    std::string describe() const override { return "counting"; }
+    std::string activity() const override { return "3 things done"; }
+  };
+  hone::support::registerExecutorKind(
+      {"counting", [](json &options, const std::string &beside)
+                       -> hone::support::Expected<std::shared_ptr<hone::support::CommandExecutor>> {
+         if (options.contains("refuse"))
+           return hone::support::Error{"counting: refused"};
+         options["folder"] = beside;
+         return std::shared_ptr<hone::support::CommandExecutor>(std::make_shared<Counting>());
+       }});
+  TempDb db;
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = "random";
+  c.iterations = 2;
+  c.executor = "counting";
+  SessionOptions so;
+  so.db = db.path;
+  auto report = runTune(c, so);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(report->executor, "counting: 3 things done");
+  EXPECT_NE(c.executorOptions["folder"].get<std::string>().find("jobs"), std::string::npos) << c.executorOptions;
+  EXPECT_TRUE(c.toJson().contains("executor_options"));
+  c.executorOptions = {{"refuse", true}};
+  auto refused = runTune(c, so);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "counting: refused");
+  c.executor = "carrier-pigeon";
+  auto unknown = runTune(c, so);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("'carrier-pigeon' is not one of local, "), std::string::npos)
+      << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("counting"), std::string::npos) << unknown.error().message;
 }
 
 TEST(Session, UsageErrorsBeforeAnythingRuns) {
