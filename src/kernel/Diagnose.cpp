@@ -194,15 +194,26 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
   return mine;
 }
 
-KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
-  KernelProfile p;
-  p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  p.gpu = m.language == "cuda";
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  bool cuda = m.language == "cuda";
+namespace {
 
-  // cachegrind: exact instruction and cache-miss counts per function and line.
+/// What one profiler of profileVariant works with, and the profile it adds to.
+struct Profiling {
+  const Manifest &m;
+  const Variant &v;
+  const std::string &dir;
+  const ProfileOptions &o;
+  KernelProfile &p;
+  bool cuda;
+};
+
+/// cachegrind: exact instruction and cache-miss counts per function and line.
+void profileCachegrind(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  const std::string &dir = c.dir;
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
+  bool cuda = c.cuda;
   if (o.cachegrind && !cuda) {
     if (!onPath("valgrind")) {
       p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
@@ -295,8 +306,15 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       }
     }
   }
+}
 
-  // perf stat: CPU utilisation, and hardware counters where the machine exposes them.
+/// perf stat: CPU utilisation, and hardware counters where the machine exposes them.
+void profilePerf(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  const std::string &dir = c.dir;
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
   if (o.perf) {
     if (!onPath("perf")) {
       p.skipped.push_back("perf: not installed (apt-get install linux-perf)");
@@ -327,8 +345,16 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       }
     }
   }
+}
 
-  // Compiler remarks: which loops vectorized, and why the others did not.
+/// Compiler remarks: which loops vectorized, and why the others did not.
+void profileRemarks(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  const std::string &dir = c.dir;
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
+  bool cuda = c.cuda;
   if (o.remarks && !cuda) {
     BuildResult b = build(m, v, dir + "/remarks-gcc", {"-fopt-info-vec-all"});
     std::vector<Remark> remarks;
@@ -361,8 +387,13 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       p.skipped.push_back("remarks: the compiler gave none (it takes gcc's -fopt-info-vec-all or clang's -Rpass)");
     }
   }
+}
 
-  // OpenMP schedule clauses of the sources, with the schedule this variant runs them with.
+/// OpenMP schedule clauses of the sources, with the schedule this variant runs them with.
+void profileOmp(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  KernelProfile &p = c.p;
   std::set<std::string> scanned;
   for (const auto &list : {m.sources, m.editable})
     for (const auto &name : list) {
@@ -378,8 +409,16 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
         p.ompSchedules.push_back(std::move(o));
       }
     }
+}
 
-  // llvm-mca on the innermost loop around the hottest line.
+/// llvm-mca on the innermost loop around the hottest line.
+void profileMca(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  const std::string &dir = c.dir;
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
+  bool cuda = c.cuda;
   if (o.mca && !cuda) {
     if (!onPath("llvm-mca")) {
       p.skipped.push_back("llvm-mca: not installed (apt-get install llvm)");
@@ -431,8 +470,16 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       }
     }
   }
+}
 
-  // ptxas: registers, shared memory and spills per CUDA kernel.
+/// ptxas: registers, shared memory and spills per CUDA kernel.
+void profilePtxas(Profiling &c) {
+  const Manifest &m = c.m;
+  const Variant &v = c.v;
+  const std::string &dir = c.dir;
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
+  bool cuda = c.cuda;
   if (o.ptxas && cuda) {
     // With [gpu] archs, ptxas compiles for each of them too: registers differ between architectures.
     std::vector<std::string> extra = {"-Xptxas", "-v"};
@@ -451,7 +498,12 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       p.skipped.push_back("ptxas: " + parsed.error().message + (b.ok ? "" : "\n" + firstLines(b.log, 5)));
     }
   }
+}
 
+/// The user's Nsight Compute report.
+void profileNcu(Profiling &c) {
+  const ProfileOptions &o = c.o;
+  KernelProfile &p = c.p;
   if (!o.ncuReport.empty()) {
     auto text = support::readFile(o.ncuReport);
     auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
@@ -462,6 +514,21 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
       p.skipped.push_back(fmt::format("ncu: {}: {}", o.ncuReport, parsed.error().message));
     }
   }
+}
+
+} // namespace
+
+KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o) {
+  KernelProfile p;
+  p.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  p.gpu = m.language == "cuda";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  Profiling c{m, v, dir, o, p, m.language == "cuda"};
+  // In this order: llvm-mca looks for the loop around cachegrind's hottest line.
+  for (void (*profiler)(Profiling &) :
+       {profileCachegrind, profilePerf, profileRemarks, profileOmp, profileMca, profilePtxas, profileNcu})
+    profiler(c);
   return p;
 }
 
@@ -551,10 +618,15 @@ std::optional<FindingKind> vectorizeKind(const std::string &message) {
 
 } // namespace
 
-json diagnose(const KernelProfile &p, const Thresholds &t) {
+namespace {
+
+/// The findings as diagnose() makes them, and how they name a line.
+struct Findings {
+  const KernelProfile &p;
   json out = json::array();
-  auto add = [&](FindingKind kind, std::string resource, double share, std::string detail, json numbers,
-                 const std::string &file = "", int line = 0) {
+
+  void add(FindingKind kind, std::string resource, double share, std::string detail, json numbers,
+           const std::string &file = "", int line = 0) {
     json b{{"kind", std::string(toString(kind))},
            {"resource", std::move(resource)},
            {"share", std::clamp(share, 0.0, 1.0)},
@@ -565,16 +637,19 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     if (line)
       b["line"] = line;
     out.push_back(std::move(b));
-  };
-
-  // A line as the findings name it: with the function of the source's nest that holds it (the debug
-  // information's, after inlining, is often main).
-  auto whereOf = [&](const CostLine &c) {
+  }
+  /// A line as the findings name it: with the function of the source's nest that holds it (the debug
+  /// information's, after inlining, is often main).
+  std::string whereOf(const CostLine &c) const {
     if (const NestShare *n = p.breakdown ? p.breakdown->nestAt(c.file, c.line) : nullptr; n && !n->function.empty())
       return fmt::format("{}:{} ({})", c.file, c.line, n->function);
     return where(c);
-  };
-  // Hot lines: where the instructions go, and how their data references miss.
+  }
+};
+
+/// Hot lines (cachegrind): where the instructions go, and how their data references miss; returns the hot lines.
+std::vector<const CostLine *> cachegrindFindings(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
   std::vector<const CostLine *> hot;
   if (p.cachegrind) {
     // Shares of the whole program's instructions (libraries included), as `hone kernel profile` prints them.
@@ -591,20 +666,25 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       double refs = event(c, "Dr") + event(c, "Dw");
       double d1 = event(c, "D1mr") + event(c, "D1mw"), ll = event(c, "DLmr") + event(c, "DLmw");
       if (refs > 0 && d1 / refs > t.d1MissRate)
-        add(FindingKind::CacheMisses, whereOf(c), share * std::min(1.0, d1 / refs * 4),
+        f.add(FindingKind::CacheMisses, f.whereOf(c), share * std::min(1.0, d1 / refs * 4),
             fmt::format("{} has {:.0f}% of the instructions and misses L1 on {:.1f}% of its {:.3g} data references",
-                        whereOf(c), 100 * share, 100 * d1 / refs, refs),
+                        f.whereOf(c), 100 * share, 100 * d1 / refs, refs),
             {{"instruction_share", share}, {"d1_miss_rate", d1 / refs}, {"data_refs", refs}, {"d1_misses", d1}},
             c.file, c.line);
       if (refs > 0 && ll / refs > t.llMissRate)
-        add(FindingKind::MemoryTraffic, whereOf(c), share * std::min(1.0, ll / refs * 10),
+        f.add(FindingKind::MemoryTraffic, f.whereOf(c), share * std::min(1.0, ll / refs * 10),
             fmt::format("{} misses the last-level cache on {:.2f}% of its data references: it streams from DRAM",
-                        whereOf(c), 100 * ll / refs),
+                        f.whereOf(c), 100 * ll / refs),
             {{"instruction_share", share}, {"ll_miss_rate", ll / refs}}, c.file, c.line);
     }
   }
 
-  // Loops the vectorizer left scalar, first those on hot lines.
+  return hot;
+}
+
+/// Loops the vectorizer left scalar (gcc's and clang's remarks), first those on hot lines.
+void remarkFindings(Findings &f, const std::vector<const CostLine *> &hot) {
+  const KernelProfile &p = f.p;
   std::set<std::pair<std::string, int>> seen;
   for (const auto &r : p.remarks) {
     if (r.kind != "missed" && r.kind != "analysis")
@@ -625,11 +705,17 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         why = why.substr(std::strlen(prefix));
     while (!why.empty() && (why.back() == '.' || why.back() == ' '))
       why.pop_back();
-    add(*kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
+    f.add(*kind, fmt::format("{}:{}", r.file, r.line), share * 0.5,
         fmt::format("the loop at {}:{} is not vectorized: {}", r.file, r.line, why), {{"hot_share", share}}, r.file,
         r.line);
   }
 
+}
+
+/// Loops that deal their iterations out one at a time (the sources' OpenMP schedules, with cachegrind's
+/// counts), and a program that keeps few of the cores busy (perf stat).
+void parallelFindings(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
   // Loops that deal their iterations out one at a time: every iteration takes a shared counter.
   for (size_t i = 0; i < p.ompSchedules.size(); ++i) {
     const OmpSchedule &o = p.ompSchedules[i];
@@ -652,7 +738,7 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         share = ir / total;
     }
     std::string clause = o.chunk.empty() ? o.kind : o.kind + ", " + o.chunk;
-    add(FindingKind::FineGrainedSchedule, fmt::format("{}:{}", o.file, o.line), share * 0.5,
+    f.add(FindingKind::FineGrainedSchedule, fmt::format("{}:{}", o.file, o.line), share * 0.5,
         fmt::format("the loop at {}:{} takes schedule({}) and runs dynamic,1{}: threads take its iterations one "
                     "at a time from a shared counter{}",
                     o.file, o.line, clause, o.kind == "runtime" ? " (OMP_SCHEDULE is unset or names no chunk)" : "",
@@ -660,32 +746,44 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
         {{"loop_share", share}, {"chunk", 1}}, o.file, o.line);
   }
 
+
   if (p.perf && !p.gpu && p.cores > 1 && p.perf->cpusUtilized > 0 && p.perf->cpusUtilized < t.usedCoresFraction * p.cores) {
     double used = p.perf->cpusUtilized;
-    add(FindingKind::Serial, "CPU cores", 1.0 - used / p.cores,
+    f.add(FindingKind::Serial, "CPU cores", 1.0 - used / p.cores,
         fmt::format("the program keeps {:.2f} of {} cores busy ({:.0f}%)", used, p.cores, 100 * used / p.cores),
         {{"cpus_utilized", used}, {"cores", p.cores}});
   }
 
+}
+
+/// The hot loop's dependency chains and port pressure (llvm-mca).
+void mcaFindings(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
   if (p.mca) {
     double cpi = p.mca->cyclesPerIteration();
     if (p.mca->dataDependencies >= t.dependencyShare)
-      add(FindingKind::DependencyChain, p.mcaLoop, p.mca->dataDependencies / 100 * 0.8,
+      f.add(FindingKind::DependencyChain, p.mcaLoop, p.mca->dataDependencies / 100 * 0.8,
           fmt::format("llvm-mca: the loop at {} stalls on data dependencies {:.0f}% of its cycles ({:.2f} cycles per "
                       "iteration against a throughput bound of {:.2f})",
                       p.mcaLoop, p.mca->dataDependencies, cpi, p.mca->blockRThroughput),
           {{"data_dependencies_pct", p.mca->dataDependencies}, {"cycles_per_iteration", cpi},
            {"block_rthroughput", p.mca->blockRThroughput}});
     if (p.mca->resourcePressure >= t.resourceShare)
-      add(FindingKind::ResourcePressure, p.mcaLoop, p.mca->resourcePressure / 100 * 0.5,
+      f.add(FindingKind::ResourcePressure, p.mcaLoop, p.mca->resourcePressure / 100 * 0.5,
           fmt::format("llvm-mca: the loop at {} waits on execution ports {:.0f}% of its cycles", p.mcaLoop,
                       p.mca->resourcePressure),
           {{"resource_pressure_pct", p.mca->resourcePressure}, {"ipc", p.mca->ipc}});
   }
 
+}
+
+/// A GPU kernel's registers and shared memory (ptxas), its static occupancy (the launches and the
+/// architecture's limits), and what Nsight Compute measured.
+void gpuFindings(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
   for (const auto &k : p.ptxas) {
     if (k.spillStores + k.spillLoads > 0)
-      add(FindingKind::RegisterSpills, k.name, 0.3,
+      f.add(FindingKind::RegisterSpills, k.name, 0.3,
           fmt::format("{} spills registers ({} bytes stored, {} loaded per thread) with {} registers", k.name,
                       k.spillStores, k.spillLoads, k.registers),
           {{"registers", k.registers}, {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}});
@@ -696,16 +794,17 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     if (computed)
       continue; // the static occupancy below says it with the launch's numbers
     if (k.registers > t.registersFullOccupancy)
-      add(FindingKind::OccupancyRegisters, k.name, 0.15,
+      f.add(FindingKind::OccupancyRegisters, k.name, 0.15,
           fmt::format("{} uses {} registers per thread: at most {} threads per SM (of 2048) can be resident", k.name,
                       k.registers, std::min(2048, 65536 / k.registers / 32 * 32)),
           {{"registers", k.registers}});
     if (k.sharedBytes > t.sharedBytesPerBlock)
-      add(FindingKind::OccupancyShared, k.name, 0.15,
+      f.add(FindingKind::OccupancyShared, k.name, 0.15,
           fmt::format("{} uses {} bytes of shared memory per block, which limits resident blocks", k.name,
                       k.sharedBytes),
           {{"shared_bytes", k.sharedBytes}});
   }
+
 
   // Static occupancy: the limit that binds, by how much, and what would lift it.
   for (const auto &o : p.occupancy) {
@@ -730,15 +829,16 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
       kind = FindingKind::OccupancyShared;
     else
       kind = FindingKind::OccupancyBlock;
-    add(kind, o.kernel, kind == FindingKind::LaunchLimit ? 1.0 : (1 - occ.fraction) * 0.4, o.text, std::move(numbers));
+    f.add(kind, o.kernel, kind == FindingKind::LaunchLimit ? 1.0 : (1 - occ.fraction) * 0.4, o.text, std::move(numbers));
     if (!o.prefer.empty())
-      out.back()["prefer"] = o.prefer;
+      f.out.back()["prefer"] = o.prefer;
     if (!o.launch.empty()) {
       auto colon = o.launch.rfind(':');
-      out.back()["file"] = o.launch.substr(0, colon);
-      out.back()["line"] = std::atoi(o.launch.c_str() + colon + 1);
+      f.out.back()["file"] = o.launch.substr(0, colon);
+      f.out.back()["line"] = std::atoi(o.launch.c_str() + colon + 1);
     }
   }
+
 
   for (const auto &k : p.ncu) {
     auto metric = [&](const char *name) -> std::optional<double> {
@@ -748,41 +848,44 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     auto sectors = metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
     auto requests = metric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
     if (sectors && requests && *requests > 0 && *sectors / *requests > t.sectorsPerRequest)
-      add(FindingKind::Uncoalesced, k.name, std::min(0.6, (*sectors / *requests) / 32),
+      f.add(FindingKind::Uncoalesced, k.name, std::min(0.6, (*sectors / *requests) / 32),
           fmt::format("{}: {:.1f} sectors per global load request (4 when a warp's loads are coalesced)", k.name,
                       *sectors / *requests),
           {{"sectors_per_request", *sectors / *requests}});
     auto conflicts = metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
     auto wavefronts = metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
     if (conflicts && wavefronts && *wavefronts > 0 && *conflicts / *wavefronts > t.bankConflictRate)
-      add(FindingKind::BankConflicts, k.name, std::min(0.5, *conflicts / *wavefronts / 2),
+      f.add(FindingKind::BankConflicts, k.name, std::min(0.5, *conflicts / *wavefronts / 2),
           fmt::format("{}: {:.0f} shared-memory bank conflicts in {:.0f} load wavefronts", k.name, *conflicts,
                       *wavefronts),
           {{"conflicts", *conflicts}, {"wavefronts", *wavefronts}});
     auto occupancy = metric("sm__warps_active.avg.pct_of_peak_sustained_active");
     if (occupancy && *occupancy < t.occupancyPct)
-      add(FindingKind::LowOccupancy, k.name, (t.occupancyPct - *occupancy) / 100,
+      f.add(FindingKind::LowOccupancy, k.name, (t.occupancyPct - *occupancy) / 100,
           fmt::format("{}: achieved occupancy {:.1f}% of the SM's warps", k.name, *occupancy),
           {{"occupancy_pct", *occupancy}});
     auto threads = metric("smsp__thread_inst_executed_per_inst_executed.ratio");
     if (threads && *threads < t.threadsPerInstruction)
-      add(FindingKind::Divergence, k.name, (32 - *threads) / 64,
+      f.add(FindingKind::Divergence, k.name, (32 - *threads) / 64,
           fmt::format("{}: {:.1f} of 32 threads active per executed instruction", k.name, *threads),
           {{"threads_per_instruction", *threads}});
     auto dram = metric("dram__throughput.avg.pct_of_peak_sustained_elapsed");
     auto sm = metric("sm__throughput.avg.pct_of_peak_sustained_elapsed");
     if (dram && sm && *dram >= t.boundPct && *dram > *sm)
-      add(FindingKind::MemoryBound, k.name, 0.3,
+      f.add(FindingKind::MemoryBound, k.name, 0.3,
           fmt::format("{}: DRAM at {:.0f}% of peak, SMs at {:.0f}%: memory-bound by the roofline", k.name, *dram, *sm),
           {{"dram_pct", *dram}, {"sm_pct", *sm}});
     else if (dram && sm && *sm >= t.boundPct && *sm > *dram)
-      add(FindingKind::ComputeBound, k.name, 0.2,
+      f.add(FindingKind::ComputeBound, k.name, 0.2,
           fmt::format("{}: SMs at {:.0f}% of peak, DRAM at {:.0f}%: compute-bound by the roofline", k.name, *sm, *dram),
           {{"dram_pct", *dram}, {"sm_pct", *sm}});
   }
 
-  // Findings about a loop nest the profile counts as cold are left out, and said to be: a loop with
-  // 0.1% of the time is not where a change pays.
+}
+
+/// Findings about a loop nest the profile counts as cold are left out of `out`, and said to be (the list
+/// returned): a loop with 0.1% of the time is not where a change pays.
+json leaveOutCold(json &out, const KernelProfile &p, const Thresholds &t) {
   json cold = json::array();
   if (p.breakdown) {
     json kept = json::array();
@@ -806,6 +909,20 @@ json diagnose(const KernelProfile &p, const Thresholds &t) {
     }
     out = std::move(kept);
   }
+  return cold;
+}
+
+} // namespace
+
+json diagnose(const KernelProfile &p, const Thresholds &t) {
+  Findings f{p};
+  auto hot = cachegrindFindings(f, t);
+  remarkFindings(f, hot);
+  parallelFindings(f, t);
+  mcaFindings(f, t);
+  gpuFindings(f, t);
+  json &out = f.out;
+  json cold = p.breakdown ? leaveOutCold(out, p, t) : json::array();
   std::stable_sort(out.begin(), out.end(),
                    [](const json &a, const json &b) { return a["share"].get<double>() > b["share"].get<double>(); });
   json result{{"schema", 1}, {"bottlenecks", out}};
