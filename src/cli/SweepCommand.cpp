@@ -80,6 +80,171 @@ struct Task {
   std::string error;
 };
 
+/// One `hone tune` per subject x agent x seed, each in its own folder under `root` with its own store.
+std::vector<Task> planTasks(const std::vector<std::string> &subjects, bool kernel, const std::vector<std::string> &agents,
+                            const std::vector<uint64_t> &seeds, size_t iterations, const std::string &machine,
+                            const std::vector<std::string> &tuneArgs, const std::string &self, const fs::path &root) {
+  std::error_code ec;
+  std::vector<Task> tasks;
+  for (const auto &subject : subjects)
+    for (const auto &agent : agents)
+      for (uint64_t seed : seeds) {
+        Task t;
+        t.subject = subject;
+        t.agent = agent;
+        t.seed = seed;
+        t.folder = root / fmt::format("task-{}", tasks.size());
+        fs::create_directories(t.folder, ec);
+        std::vector<std::string> argv = {self,
+                                         "tune",
+                                         kernel ? "--kernel" : "--app",
+                                         subject,
+                                         "--agent",
+                                         agent,
+                                         "--seed",
+                                         std::to_string(seed),
+                                         "--iterations",
+                                         std::to_string(iterations),
+                                         "--db",
+                                         (t.folder / "tune.db").string(),
+                                         "--workdir",
+                                         (t.folder / "work").string(),
+                                         "--out",
+                                         (t.folder / (kernel ? "best" : "best.map")).string(),
+                                         "--json"};
+        if (!machine.empty())
+          argv.insert(argv.end(), {"--machine", machine});
+        argv.insert(argv.end(), tuneArgs.begin(), tuneArgs.end());
+        t.command.argv = argv;
+        t.command.workdir = t.folder.string();
+        t.command.outputLimitBytes = 4 << 20;
+        tasks.push_back(std::move(t));
+      }
+  return tasks;
+}
+
+/// Runs the tasks here, `jobs` processes at a time; a task that finished before (its status file) is not
+/// run again.
+void runHere(std::vector<Task> &tasks, size_t jobs,
+             const std::function<void(size_t, const support::SubprocessResult &)> &heard) {
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i; (i = next++) < tasks.size() && !support::interrupted();) {
+      Task &t = tasks[i];
+      auto status = support::readFile((t.folder / "status").string());
+      if (status && !status->empty()) {
+        t.result.started = true;
+        t.result.exitCode = std::atoi(status->c_str());
+        continue;
+      }
+      t.result = support::runSubprocess(t.command);
+      (void)support::writeFileAtomically((t.folder / "output").string(), t.result.output, nullptr);
+      if (!t.result.interrupted && t.result.started)
+        (void)support::writeFileAtomically(
+            (t.folder / "status").string(),
+            std::to_string(t.result.signal ? 128 + t.result.signal : t.result.exitCode) + "\n", nullptr);
+      heard(i, t.result);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < std::max<size_t>(1, std::min(jobs, tasks.size())); ++w)
+    pool.emplace_back(worker);
+  for (auto &th : pool)
+    th.join();
+}
+
+/// Gathers every task's runs into the sweep's store (once: a task's gathered runs are noted in its folder)
+/// and says why a task has none; the number of tasks that failed.
+size_t gather(std::vector<Task> &tasks, store::Store &store) {
+  size_t failed = 0;
+  for (auto &t : tasks) {
+    if (auto gathered = support::readFile((t.folder / "gathered").string())) {
+      std::istringstream in(*gathered);
+      for (int64_t id; in >> id;)
+        t.runs.push_back(id);
+      continue;
+    }
+    if (!fs::exists(t.folder / "tune.db")) {
+      t.error = t.result.interrupted ? "interrupted" : "no run: " + t.result.describe();
+      continue;
+    }
+    auto from = store::Store::open((t.folder / "tune.db").string());
+    if (!from) {
+      t.error = from.error().message;
+      continue;
+    }
+    std::string ids;
+    for (const auto &run : (*from)->runs()) {
+      auto id = store.importRun(**from, run.id);
+      if (!id) {
+        t.error = id.error().message;
+        break;
+      }
+      t.runs.push_back(*id);
+      ids += std::to_string(*id) + "\n";
+    }
+    if (t.error.empty())
+      (void)support::writeFileAtomically((t.folder / "gathered").string(), ids, nullptr);
+}
+for (auto &t : tasks) {
+  if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
+    auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
+    std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
+    t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
+  }
+  failed += !t.error.empty() || t.runs.empty();
+}
+  return failed;
+}
+
+/// The sweep's table (or its JSON): a row per task with its runs, their status and best score.
+void printSweep(const std::vector<Task> &tasks, store::Store &store, const std::string &db, const fs::path &root,
+                bool json, size_t failed) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto &t : tasks) {
+    nlohmann::json row{{"subject", t.subject},
+                       {"agent", t.agent},
+                       {"seed", t.seed},
+                       {"runs", t.runs},
+                       {"folder", t.folder.string()}};
+    if (!t.error.empty())
+      row["error"] = t.error;
+    for (int64_t id : t.runs)
+      if (auto run = store.run(id)) {
+        row["status"] = run->status;
+        double best = 0;
+        bool any = false;
+        for (const auto &s : store.steps(id))
+          if (s.status == "ok" && (!any || s.score > best)) {
+            best = s.score;
+            any = true;
+          }
+        row["best_score"] = any ? nlohmann::json(best) : nlohmann::json();
+      }
+    out.push_back(row);
+}
+if (json) {
+  std::cout << nlohmann::json{{"db", db}, {"folder", root.string()}, {"tasks", out}}.dump(2) << "\n";
+} else {
+  std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n", "subject", "agent", "seed", "run", "status",
+                           "best");
+  for (const auto &row : out) {
+    std::string runs;
+    for (const auto &id : row["runs"])
+      runs += (runs.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
+    std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n",
+                             fs::path(row["subject"].get<std::string>()).filename().string(),
+                             row["agent"].get<std::string>(), row["seed"].get<uint64_t>(),
+                             runs.empty() ? "-" : runs, row.value("status", std::string("-")),
+                             row.contains("best_score") && row["best_score"].is_number()
+                                 ? fmt::format("{:.3f}", row["best_score"].get<double>())
+                                 : row.value("error", std::string("-")));
+  }
+  std::cout << fmt::format("{} runs in {} ({} tasks failed); the tasks' files: {}\n", tasks.size() - failed,
+                           db, failed, root.string());
+}
+}
+
 } // namespace
 
 void addSweepCommand(CLI::App &app, Action &action) {
@@ -163,41 +328,8 @@ void addSweepCommand(CLI::App &app, Action &action) {
         std::cerr << "hone: cannot create the sweep's folder " << root.string() << ": " << ec.message() << "\n";
         return kUsage;
       }
-      std::vector<Task> tasks;
-      for (const auto &subject : subjects)
-        for (const auto &agent : agents)
-          for (uint64_t seed : *seeds) {
-            Task t;
-            t.subject = subject;
-            t.agent = agent;
-            t.seed = seed;
-            t.folder = root / fmt::format("task-{}", tasks.size());
-            fs::create_directories(t.folder, ec);
-            std::vector<std::string> argv = {self,
-                                             "tune",
-                                             kernel ? "--kernel" : "--app",
-                                             subject,
-                                             "--agent",
-                                             agent,
-                                             "--seed",
-                                             std::to_string(seed),
-                                             "--iterations",
-                                             std::to_string(opts->iterations),
-                                             "--db",
-                                             (t.folder / "tune.db").string(),
-                                             "--workdir",
-                                             (t.folder / "work").string(),
-                                             "--out",
-                                             (t.folder / (kernel ? "best" : "best.map")).string(),
-                                             "--json"};
-            if (!opts->machine.empty())
-              argv.insert(argv.end(), {"--machine", opts->machine});
-            argv.insert(argv.end(), opts->tuneArgs.begin(), opts->tuneArgs.end());
-            t.command.argv = argv;
-            t.command.workdir = t.folder.string();
-            t.command.outputLimitBytes = 4 << 20;
-            tasks.push_back(std::move(t));
-          }
+      std::vector<Task> tasks = planTasks(subjects, kernel, agents, *seeds, opts->iterations, opts->machine,
+                                          opts->tuneArgs, self, root);
 
       support::installInterruptHandlers();
       std::mutex printing;
@@ -230,120 +362,17 @@ void addSweepCommand(CLI::App &app, Action &action) {
         auto results = (*ex)->runArray(commands, "sweep", opts->jobs, heard);
         for (size_t i = 0; i < tasks.size(); ++i)
           tasks[i].result = results[i];
-      } else { // here, --jobs processes at a time; a task that finished before (its status file) is not run again
-        std::atomic<size_t> next{0};
-        auto worker = [&]() {
-          for (size_t i; (i = next++) < tasks.size() && !support::interrupted();) {
-            Task &t = tasks[i];
-            auto status = support::readFile((t.folder / "status").string());
-            if (status && !status->empty()) {
-              t.result.started = true;
-              t.result.exitCode = std::atoi(status->c_str());
-              continue;
-            }
-            t.result = support::runSubprocess(t.command);
-            (void)support::writeFileAtomically((t.folder / "output").string(), t.result.output, nullptr);
-            if (!t.result.interrupted && t.result.started)
-              (void)support::writeFileAtomically(
-                  (t.folder / "status").string(),
-                  std::to_string(t.result.signal ? 128 + t.result.signal : t.result.exitCode) + "\n", nullptr);
-            heard(i, t.result);
-          }
-        };
-        std::vector<std::thread> pool;
-        for (size_t w = 0; w < std::max<size_t>(1, std::min(opts->jobs, tasks.size())); ++w)
-          pool.emplace_back(worker);
-        for (auto &th : pool)
-          th.join();
+      } else {
+        runHere(tasks, opts->jobs, heard);
       }
 
-      // Gather every task's runs into the sweep's store (once: a task's gathered runs are noted in its folder).
       auto st = store::Store::open(opts->db);
       if (!st) {
         std::cerr << "hone: --db " << opts->db << ": " << st.error().message << "\n";
         return kUsage;
       }
-      size_t failed = 0;
-      for (auto &t : tasks) {
-        if (auto gathered = support::readFile((t.folder / "gathered").string())) {
-          std::istringstream in(*gathered);
-          for (int64_t id; in >> id;)
-            t.runs.push_back(id);
-          continue;
-        }
-        if (!fs::exists(t.folder / "tune.db")) {
-          t.error = t.result.interrupted ? "interrupted" : "no run: " + t.result.describe();
-          continue;
-        }
-        auto from = store::Store::open((t.folder / "tune.db").string());
-        if (!from) {
-          t.error = from.error().message;
-          continue;
-        }
-        std::string ids;
-        for (const auto &run : (*from)->runs()) {
-          auto id = (*st)->importRun(**from, run.id);
-          if (!id) {
-            t.error = id.error().message;
-            break;
-          }
-          t.runs.push_back(*id);
-          ids += std::to_string(*id) + "\n";
-        }
-        if (t.error.empty())
-          (void)support::writeFileAtomically((t.folder / "gathered").string(), ids, nullptr);
-      }
-      for (auto &t : tasks) {
-        if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
-          auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
-          std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
-          t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
-        }
-        failed += !t.error.empty() || t.runs.empty();
-      }
-      nlohmann::json out = nlohmann::json::array();
-      for (const auto &t : tasks) {
-        nlohmann::json row{{"subject", t.subject},
-                           {"agent", t.agent},
-                           {"seed", t.seed},
-                           {"runs", t.runs},
-                           {"folder", t.folder.string()}};
-        if (!t.error.empty())
-          row["error"] = t.error;
-        for (int64_t id : t.runs)
-          if (auto run = (*st)->run(id)) {
-            row["status"] = run->status;
-            double best = 0;
-            bool any = false;
-            for (const auto &s : (*st)->steps(id))
-              if (s.status == "ok" && (!any || s.score > best)) {
-                best = s.score;
-                any = true;
-              }
-            row["best_score"] = any ? nlohmann::json(best) : nlohmann::json();
-          }
-        out.push_back(row);
-      }
-      if (opts->json) {
-        std::cout << nlohmann::json{{"db", opts->db}, {"folder", root.string()}, {"tasks", out}}.dump(2) << "\n";
-      } else {
-        std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n", "subject", "agent", "seed", "run", "status",
-                                 "best");
-        for (const auto &row : out) {
-          std::string runs;
-          for (const auto &id : row["runs"])
-            runs += (runs.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
-          std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n",
-                                   fs::path(row["subject"].get<std::string>()).filename().string(),
-                                   row["agent"].get<std::string>(), row["seed"].get<uint64_t>(),
-                                   runs.empty() ? "-" : runs, row.value("status", std::string("-")),
-                                   row.contains("best_score") && row["best_score"].is_number()
-                                       ? fmt::format("{:.3f}", row["best_score"].get<double>())
-                                       : row.value("error", std::string("-")));
-        }
-        std::cout << fmt::format("{} runs in {} ({} tasks failed); the tasks' files: {}\n", tasks.size() - failed,
-                                 opts->db, failed, root.string());
-      }
+      size_t failed = gather(tasks, **st);
+      printSweep(tasks, **st, opts->db, root, opts->json, failed);
       if (support::interrupted())
         return 128 + support::interruptSignal();
       return failed == 0 ? kOk : kRejected;

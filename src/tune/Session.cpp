@@ -159,6 +159,140 @@ support::Expected<std::shared_ptr<support::CommandExecutor>> makeExecutor(TuneCo
   return kind->make(config.executorOptions, besideStore(db, "jobs"));
 }
 
+namespace {
+
+using WarnFn = std::function<void(const std::string &)>;
+
+/// The model's client of an agent that asks one; `cache`: where its replies are kept.
+support::Expected<std::unique_ptr<llm::Client>> makeClient(const TuneConfig &config, const SessionOptions &so,
+                                                           const WarnFn &warn, std::string &cache) {
+  llm::Settings settings = config.llm.client;
+  // Every run can be resumed and replayed from its own store (the one given now: the stored
+  // configuration keeps the cache empty unless the user named one).
+  if (settings.cachePath.empty())
+    settings.cachePath = so.db;
+  settings.seed = config.seed;
+  auto resolved = llm::resolve(settings, [](const char *name) { return std::getenv(name); });
+  if (!resolved)
+    return resolved.error();
+  for (const auto &w : resolved->warnings)
+    warn(w);
+  auto made = llm::Client::make(resolved->client);
+  if (!made)
+    return made.error();
+  (*made)->setWarningHandler(warn);
+  cache = settings.cachePath;
+  return std::move(*made);
+}
+
+/// Measures the reference that scores 1.0 (once: the baseline is stored with the run's configuration);
+/// its result by its hash when it is a measurement, so that step 0 does not measure it again.
+support::Expected<std::optional<std::pair<std::string, engine::EvalResult>>>
+measureReference(Problem &problem, TuneConfig &config, store::Store &store, int64_t runId, const std::string &db) {
+  auto [reference, referenceLabel] = problem.reference();
+  engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
+  if (support::interrupted()) { // not a measurement: the resume measures it
+    (void)store.setRunStatus(runId, "interrupted");
+    return support::Error{fmt::format("interrupted while measuring the reference; hone resume {} --db {} "
+                                      "continues the run",
+                                      runId, db)};
+  }
+  double measured = ref.ok() ? problem.baselineOf(ref) : 0;
+  if (measured <= 0 && problem.referenceMustRun()) {
+    (void)store.setRunStatus(runId, "failed");
+    return support::Error{fmt::format("{} fails ({}), so no candidate can be compared with it: fix the build and "
+                                      "run commands or the metric first (run {} is kept, failed)",
+                                      referenceLabel, ref.error.empty() ? "no result" : ref.error, runId)};
+  }
+  std::optional<std::pair<std::string, engine::EvalResult>> result;
+  if (ref.ok() && measured > 0) // step 0 is usually the reference: its measurement is not taken twice
+    result = std::make_pair(engine::contentHash(reference), ref);
+  if (measured > 0) {
+    config.baseline = measured;
+    config.baselineLabel = referenceLabel;
+  } else {
+    config.baselineLabel = fmt::format("raw {} ({} failed: {})", problem.baselineMetricName(), referenceLabel,
+                                       ref.error.empty() ? "no result" : ref.error);
+  }
+  if (auto saved = store.setRunConfig(runId, config.toJson()); !saved)
+    return support::Error{fmt::format("--db {}: {}", db, saved.error().message)};
+  return result;
+}
+
+/// The loop's budget, batch and stop conditions; a step that cannot be recorded stops the run (going on
+/// would compute what nobody keeps).
+engine::LoopOptions loopOptions(const TuneConfig &config, const SessionOptions &so, const StoreRecorder &recorder) {
+  engine::LoopOptions options;
+  options.budget = config.iterations;
+  options.batch = std::max<size_t>(1, config.jobs);
+  if (config.wallTimeS > 0)
+    options.stop = options.stop | engine::StopCondition::wallTime(config.wallTimeS);
+  if (config.patience > 0)
+    options.stop = options.stop | engine::StopCondition::noImprovement(config.patience);
+  if (config.target)
+    options.stop = options.stop | engine::StopCondition::target(*config.target);
+  options.stop = options.stop | engine::StopCondition([&recorder](const engine::Progress &) {
+                   return recorder.failure().empty() ? std::nullopt : std::optional<std::string>(recorder.failure());
+                 });
+  options.onStep = so.onStep;
+  options.interrupted = support::interrupted;
+  return options;
+}
+
+/// The run's store, opened (its folder made), once the best's file is known to be writable: both before
+/// hours are spent on the run.
+support::Expected<std::unique_ptr<store::Store>> openOutputs(const SessionOptions &so) {
+  if (!so.bestFile.empty())
+    if (auto bad = checkOutput(so.bestFile))
+      return support::Error{"--out: " + *bad};
+  if (auto dir = std::filesystem::path(so.db).parent_path(); !dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec)
+      return support::Error{fmt::format("--db {}: cannot create the folder {}: {}", so.db, dir.string(), ec.message())};
+  }
+  auto st = store::Store::open(so.db);
+  if (!st)
+    return support::Error{fmt::format("--db {}: {}", so.db, st.error().message)};
+  return std::move(*st);
+}
+
+/// A new run's row: what was tuned, where, by which agent, and its configuration.
+store::RunInfo runInfo(const Domain &domain, const TuneConfig &config, const TuneReport &report) {
+  store::RunInfo info;
+  info.domain = domain.name();
+  info.app = report.subject;
+  info.machine = report.machine;
+  info.agent = config.agent;
+  info.seed = config.seed;
+  info.config = config.toJson();
+  return info;
+}
+
+/// Writes the run's best where the user asked (or beside the store); a failure is a warning.
+void writeBestOf(const Problem &problem, const TuneConfig &config, const SessionOptions &so, TuneReport &report,
+                 const WarnFn &warn) {
+  const engine::Step &best = report.outcome.steps[*report.outcome.best];
+  report.bestText = best.candidate.artifact;
+  report.bestFile = so.bestFile.empty() ? besideStore(so.db, problem.defaultBestName(report.runId)) : so.bestFile;
+  std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})", report.runId,
+                                   report.subject, config.agent, scoreText(report.outcome.progress.bestScore, config),
+                                   config.baselineLabel);
+  // Checked again: a link may have been planted while the run went on.
+  auto planted = checkOutput(report.bestFile);
+  auto written = planted ? support::Expected<std::string>(support::Error{*planted})
+                         : problem.writeBest(best, report.bestFile, header);
+  if (!written) {
+    warn(fmt::format("cannot write {}: {}", report.bestFile, written.error().message));
+    report.bestFile.clear();
+  } else {
+    report.bestFile = *written;
+    report.bestNote = problem.bestNote();
+  }
+}
+
+} // namespace
+
 support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &so) {
   auto t0 = std::chrono::steady_clock::now();
   auto warn = [&](const std::string &w) {
@@ -188,23 +322,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   std::unique_ptr<llm::Client> client;
   std::string llmCache;
   if (agentInfo->asksModel) {
-    llm::Settings settings = config.llm.client;
-    // Every run can be resumed and replayed from its own store (the one given now: the stored
-    // configuration keeps the cache empty unless the user named one).
-    if (settings.cachePath.empty())
-      settings.cachePath = so.db;
-    settings.seed = config.seed;
-    auto resolved = llm::resolve(settings, [](const char *name) { return std::getenv(name); });
-    if (!resolved)
-      return resolved.error();
-    for (const auto &w : resolved->warnings)
-      warn(w);
-    auto made = llm::Client::make(resolved->client);
+    auto made = makeClient(config, so, warn, llmCache);
     if (!made)
       return made.error();
     client = std::move(*made);
-    client->setWarningHandler(warn);
-    llmCache = settings.cachePath;
   }
   auto guide = autoguide::AutoGuide::withDefaults(config.rules);
   if (!guide)
@@ -218,19 +339,9 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     return opened.error();
   Problem &problem = **opened;
 
-  // Where the best goes must be writable before hours are spent on the run.
-  if (!so.bestFile.empty())
-    if (auto bad = checkOutput(so.bestFile))
-      return support::Error{"--out: " + *bad};
-  if (auto dir = std::filesystem::path(so.db).parent_path(); !dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-      return support::Error{fmt::format("--db {}: cannot create the folder {}: {}", so.db, dir.string(), ec.message())};
-  }
-  auto st = store::Store::open(so.db);
+  auto st = openOutputs(so);
   if (!st)
-    return support::Error{fmt::format("--db {}: {}", so.db, st.error().message)};
+    return st.error();
   store::Store &store = **st;
   std::vector<engine::Step> history;
   TuneReport report;
@@ -255,14 +366,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   // The run exists before anything is evaluated, so a run killed while the reference is measured
   // can be resumed (its baseline is measured then).
   if (!so.resumeRun) {
-    store::RunInfo info;
-    info.domain = domain->name();
-    info.app = report.subject;
-    info.machine = report.machine;
-    info.agent = config.agent;
-    info.seed = config.seed;
-    info.config = config.toJson();
-    auto id = store.createRun(info);
+    auto id = store.createRun(runInfo(*domain, config, report));
     if (!id)
       return support::Error{fmt::format("--db {}: {}", so.db, id.error().message)};
     report.runId = *id;
@@ -285,33 +389,10 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   }
   std::optional<std::pair<std::string, engine::EvalResult>> referenceResult; // hash, result
   if (config.baselineLabel.empty()) { // not measured yet: a new run, or one killed while measuring it
-    // The reference that scores 1.0, measured once.
-    auto [reference, referenceLabel] = problem.reference();
-    engine::EvalResult ref = problem.evaluate(engine::Candidate::make(reference));
-    if (support::interrupted()) { // not a measurement: the resume measures it
-      (void)store.setRunStatus(report.runId, "interrupted");
-      return support::Error{fmt::format("interrupted while measuring the reference; hone resume {} --db {} "
-                                        "continues the run",
-                                        report.runId, so.db)};
-    }
-    double measured = ref.ok() ? problem.baselineOf(ref) : 0;
-    if (measured <= 0 && problem.referenceMustRun()) {
-      (void)store.setRunStatus(report.runId, "failed");
-      return support::Error{fmt::format("{} fails ({}), so no candidate can be compared with it: fix the build and "
-                                        "run commands or the metric first (run {} is kept, failed)",
-                                        referenceLabel, ref.error.empty() ? "no result" : ref.error, report.runId)};
-    }
-    if (ref.ok() && measured > 0) // step 0 is usually the reference: its measurement is not taken twice
-      referenceResult = std::make_pair(engine::contentHash(reference), ref);
-    if (measured > 0) {
-      config.baseline = measured;
-      config.baselineLabel = referenceLabel;
-    } else {
-      config.baselineLabel = fmt::format("raw {} ({} failed: {})", problem.baselineMetricName(), referenceLabel,
-                                         ref.error.empty() ? "no result" : ref.error);
-    }
-    if (auto saved = store.setRunConfig(report.runId, config.toJson()); !saved)
-      return support::Error{fmt::format("--db {}: {}", so.db, saved.error().message)};
+    auto measured = measureReference(problem, config, store, report.runId, so.db);
+    if (!measured)
+      return measured.error();
+    referenceResult = std::move(*measured);
   }
   problem.setBaseline(config.baseline);
 
@@ -331,22 +412,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
       },
       config.jobs);
   StoreRecorder recorder(store, report.runId, static_cast<int64_t>(history.size()), client.get());
-  engine::LoopOptions options;
-  options.budget = config.iterations;
-  options.batch = std::max<size_t>(1, config.jobs);
-  if (config.wallTimeS > 0)
-    options.stop = options.stop | engine::StopCondition::wallTime(config.wallTimeS);
-  if (config.patience > 0)
-    options.stop = options.stop | engine::StopCondition::noImprovement(config.patience);
-  if (config.target)
-    options.stop = options.stop | engine::StopCondition::target(*config.target);
-  // A step that cannot be recorded stops the run: going on would compute what nobody keeps.
-  options.stop = options.stop | engine::StopCondition([&recorder](const engine::Progress &) {
-                   return recorder.failure().empty() ? std::nullopt : std::optional<std::string>(recorder.failure());
-                 });
-  options.onStep = so.onStep;
-  options.interrupted = support::interrupted;
-  report.outcome = engine::runLoop(**agent, pool, feedback, &recorder, options, history);
+  report.outcome = engine::runLoop(**agent, pool, feedback, &recorder, loopOptions(config, so, recorder), history);
   if (!recorder.failure().empty()) {
     (void)store.setRunStatus(report.runId, "failed");
     return support::Error{fmt::format("--db {}: {}; the run stopped (hone resume {} continues it once the store "
@@ -364,25 +430,8 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     (void)store.setRunUsage(report.runId, report.usage);
   }
 
-  if (report.outcome.best) {
-    const engine::Step &best = report.outcome.steps[*report.outcome.best];
-    report.bestText = best.candidate.artifact;
-    report.bestFile = so.bestFile.empty() ? besideStore(so.db, problem.defaultBestName(report.runId)) : so.bestFile;
-    std::string header = fmt::format("hone tune: best of run {} ({}, {} agent, score {} relative to {})",
-                                     report.runId, report.subject, config.agent,
-                                     scoreText(report.outcome.progress.bestScore, config), config.baselineLabel);
-    // Checked again: a link may have been planted while the run went on.
-    auto planted = checkOutput(report.bestFile);
-    auto written = planted ? support::Expected<std::string>(support::Error{*planted})
-                           : problem.writeBest(best, report.bestFile, header);
-    if (!written) {
-      warn(fmt::format("cannot write {}: {}", report.bestFile, written.error().message));
-      report.bestFile.clear();
-    } else {
-      report.bestFile = *written;
-      report.bestNote = problem.bestNote();
-    }
-  }
+  if (report.outcome.best)
+    writeBestOf(problem, config, so, report, warn);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }
