@@ -217,6 +217,188 @@ std::vector<std::string> envList(TableReader &t, const char *key) {
 
 } // namespace
 
+/// [output]: where the program's results are, how they are read and compared.
+OutputSpec readOutput(TableReader o) {
+  OutputSpec out;
+  out.source = o.string("source", "stdout");
+  if (out.source != "stdout" && out.source != "stderr" && out.source != "file")
+    o.failAt("source", "must be \"stdout\", \"stderr\" or \"file\"");
+  out.file = o.string("file", "");
+  if (out.source == "file" && out.file.empty())
+    o.failHere("source = \"file\" needs 'file' (the path the program writes, relative to its run folder)");
+  // hone deletes the file before each run and reads it after: it must be the run folder's own.
+  std::filesystem::path within = std::filesystem::path(out.file).lexically_normal();
+  if (!out.file.empty() && (within.is_absolute() || within.empty() || *within.begin() == ".." ||
+                            within == "." || out.file.find('\0') != std::string::npos))
+    o.failAt("file", fmt::format("'{}' must be a path inside the program's run folder (relative, no '..' "
+                                 "leading out of it)",
+                                 out.file));
+  out.format = o.string("format", "text");
+  if (out.format != "text" && out.format != "binary")
+    o.failAt("format", "must be \"text\" or \"binary\"");
+  out.dtype = o.string("dtype", "f64");
+  static const std::vector<std::string> dtypes = {"f32", "f64", "i32", "i64", "u8"};
+  if (std::find(dtypes.begin(), dtypes.end(), out.dtype) == dtypes.end())
+    o.failAt("dtype", "must be one of f32, f64, i32, i64, u8");
+  if (o.has("shape"))
+    out.shape = o.values<int64_t>("shape", true, [&](const toml::node &n) {
+      auto i = n.as_integer();
+      if (!i || i->get() <= 0)
+        o.failNode(n, "shape", "expected a positive integer");
+      return i->get();
+    });
+  else
+    o.known("shape");
+  out.tolerance = readTolerance(o);
+  out.rtol = o.number("rtol", 0);
+  out.atol = o.number("atol", 0);
+  if (!(out.rtol >= 0 && out.atol >= 0 && std::isfinite(out.rtol) && std::isfinite(out.atol)))
+    o.failHere("rtol and atol must be finite and non-negative");
+  double ulps = o.number("ulps", 4); // checked before the conversion: 1e300 is not an int64
+  if (!(ulps >= 0 && ulps <= 1e15) || ulps != std::floor(ulps))
+    o.failAt("ulps", "must be a whole number between 0 and 1e15");
+  else
+    out.ulps = static_cast<int64_t>(ulps);
+  out.ignore = o.has("ignore") ? o.strings("ignore") : (o.known("ignore"), std::vector<std::string>{});
+  for (const auto &re : out.ignore)
+    if (auto compiled = support::Regex::compile(re); !compiled)
+      o.failAt("ignore", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", re,
+                                     compiled.error().message));
+  out.verdict = o.string("verdict", "");
+  if (!out.verdict.empty())
+    if (auto compiled = support::Regex::compile(out.verdict); !compiled)
+      o.failAt("verdict", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", out.verdict,
+                                      compiled.error().message));
+  o.finish();
+  return out;
+}
+
+/// [timing]: what is timed and how often.
+TimingSpec readTiming(TableReader t) {
+  TimingSpec s;
+  s.regex = t.string("regex", "");
+  s.mode = t.string("mode", s.regex.empty() ? "process" : "region");
+  if (s.mode != "process" && s.mode != "region")
+    t.failAt("mode", "must be \"process\" or \"region\"");
+  s.tag = t.string("tag", s.tag);
+  if (!s.regex.empty()) {
+    if (s.mode != "region")
+      t.failAt("regex", "the program's own time is read in mode = \"region\" only");
+    auto re = support::Regex::compile(s.regex);
+    if (!re)
+      t.failAt("regex", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", s.regex,
+                                    re.error().message));
+    if (re->groups() != 1)
+      t.failAt("regex", fmt::format("'{}' has {} capture groups; it needs exactly one, the seconds", s.regex,
+                                    re->groups()));
+  }
+  // Whole numbers in a range, checked before the conversion (NaN, inf and 1e300 are not ints).
+  auto count = [&t](const char *key, double fallback, int lo, int hi) {
+    double x = t.number(key, fallback);
+    if (!(x >= lo && x <= hi) || x != std::floor(x))
+      t.failAt(key, fmt::format("must be a whole number between {} and {}", lo, hi));
+    return static_cast<int>(x);
+  };
+  s.warmup = count("warmup", s.warmup, 0, 100);
+  s.minRepeats = count("min_repeats", s.minRepeats, 1, 1000);
+  s.maxRepeats = count("max_repeats", s.maxRepeats, 1, 1000);
+  s.targetCi = t.number("target_ci", 0.02);
+  s.referenceEvery = count("reference_every", s.referenceEvery, 0, 1000);
+  s.confirmBest = t.boolean("confirm_best", s.confirmBest);
+  if (s.maxRepeats < s.minRepeats)
+    t.failHere("need 1 <= min_repeats <= max_repeats <= 1000");
+  if (!(s.targetCi > 0 && s.targetCi < 1))
+    t.failAt("target_ci", "must be a fraction between 0 and 1 (0.02 is 2%)");
+  t.finish();
+  return s;
+}
+
+/// One [[knob]]; its constraints (written after its header, TOML puts them in its table) go to `m`'s.
+Knob readKnob(TableReader &k, Manifest &m) {
+  Knob knob;
+  knob.name = k.string("name");
+  static const std::regex ident("^[A-Za-z_][A-Za-z0-9_]*$");
+  if (!std::regex_match(knob.name, ident))
+    k.failAt("name", "must be an identifier (letters, digits, '_')");
+  if (m.knob(knob.name))
+    k.failAt("name", fmt::format("knob '{}' is defined twice", knob.name));
+  std::string kind = k.string("kind", "define");
+  if (kind == "define")
+    knob.kind = KnobKind::Define;
+  else if (kind == "flags")
+    knob.kind = KnobKind::Flags;
+  else if (kind == "env")
+    knob.kind = KnobKind::Env;
+  else
+    k.failAt("kind", "must be \"define\", \"flags\" or \"env\"");
+  knob.values = readValues(k);
+  if (k.has("default")) {
+    std::string d = k.value<std::string>("default", [&](const toml::node &n) { return nodeText(k, n); });
+    auto it = std::find(knob.values.begin(), knob.values.end(), d);
+    if (it == knob.values.end())
+      k.failAt("default", fmt::format("'{}' is not one of the knob's values", d));
+    knob.defaultIndex = static_cast<size_t>(it - knob.values.begin());
+  } else {
+    k.known("default");
+  }
+  if (k.has("role")) {
+    std::string role = k.string("role");
+    auto parsed = parseKnobRole(role);
+    if (!parsed) {
+      auto near = support::closestMatch(role, roleNames());
+      k.failAt("role", fmt::format("unknown role '{}'{}; roles: {}", role,
+                                   near ? fmt::format(" (did you mean '{}'?)", *near) : "",
+                                   support::joinOr(roleNames())));
+    }
+    knob.role = *parsed;
+  } else {
+    k.known("role");
+    knob.role = guessRole(knob.name, knob.kind);
+  }
+  knob.doc = k.string("doc", "");
+  // `constraints = [...]` written after a [[knob]] header belongs to that table in TOML;
+  // constraints are global wherever they are written.
+  if (k.has("constraints")) {
+    for (const auto &c : k.strings("constraints"))
+      m.constraints.push_back({c, k.line()});
+  } else {
+    k.known("constraints");
+  }
+  k.finish();
+  return knob;
+}
+
+/// [gpu]: the architectures to compile for, and each kernel's launch shape when the sources do not say.
+void readGpu(TableReader g, Manifest &m) {
+  m.gpuArchs = g.has("archs") ? g.strings("archs") : (g.known("archs"), std::vector<std::string>{});
+  for (const auto &a : m.gpuArchs)
+    if (!findGpuArch(a))
+      g.failAt("archs", fmt::format("'{}' is not an architecture hone knows ({})", a,
+                                    support::joinOr(knownGpuArchs())));
+  auto expression = [](TableReader &t, const char *key) {
+    std::string text = t.value<std::string>(key, [&](const toml::node &n) -> std::string {
+      if (auto i = n.as_integer())
+        return std::to_string(i->get());
+      if (auto s = n.as_string())
+        return s->get();
+      t.failNode(n, key, "expected a number or an expression (a string)");
+    });
+    if (auto e = model::Expr::parse(text); !e)
+      t.failAt(key, fmt::format("'{}': {}", text, e.error().message));
+    return text;
+  };
+  for (TableReader &l : g.tables("launch")) {
+    GpuLaunchSpec spec;
+    spec.line = l.line();
+    spec.kernel = l.string("kernel");
+    spec.block = expression(l, "block");
+    spec.sharedBytes = l.has("shared_bytes") ? expression(l, "shared_bytes") : (l.known("shared_bytes"), "");
+    l.finish();
+    m.gpuLaunches.push_back(std::move(spec));
+  }
+  g.finish();
+}
+
 support::Expected<Manifest> parseManifest(const std::string &path, const std::string &text) {
   return support::parseTomlDocument<Manifest>(path, text, [&](TableReader &top) {
     Manifest m;
@@ -295,156 +477,19 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
     r.finish();
 
     if (top.has("output")) {
-      TableReader o = top.table("output");
-      OutputSpec &out = m.output;
-      out.source = o.string("source", "stdout");
-      if (out.source != "stdout" && out.source != "stderr" && out.source != "file")
-        o.failAt("source", "must be \"stdout\", \"stderr\" or \"file\"");
-      out.file = o.string("file", "");
-      if (out.source == "file" && out.file.empty())
-        o.failHere("source = \"file\" needs 'file' (the path the program writes, relative to its run folder)");
-      // hone deletes the file before each run and reads it after: it must be the run folder's own.
-      std::filesystem::path within = std::filesystem::path(out.file).lexically_normal();
-      if (!out.file.empty() && (within.is_absolute() || within.empty() || *within.begin() == ".." ||
-                                within == "." || out.file.find('\0') != std::string::npos))
-        o.failAt("file", fmt::format("'{}' must be a path inside the program's run folder (relative, no '..' "
-                                     "leading out of it)",
-                                     out.file));
-      out.format = o.string("format", "text");
-      if (out.format != "text" && out.format != "binary")
-        o.failAt("format", "must be \"text\" or \"binary\"");
-      out.dtype = o.string("dtype", "f64");
-      static const std::vector<std::string> dtypes = {"f32", "f64", "i32", "i64", "u8"};
-      if (std::find(dtypes.begin(), dtypes.end(), out.dtype) == dtypes.end())
-        o.failAt("dtype", "must be one of f32, f64, i32, i64, u8");
-      if (o.has("shape"))
-        out.shape = o.values<int64_t>("shape", true, [&](const toml::node &n) {
-          auto i = n.as_integer();
-          if (!i || i->get() <= 0)
-            o.failNode(n, "shape", "expected a positive integer");
-          return i->get();
-        });
-      else
-        o.known("shape");
-      out.tolerance = readTolerance(o);
-      out.rtol = o.number("rtol", 0);
-      out.atol = o.number("atol", 0);
-      if (!(out.rtol >= 0 && out.atol >= 0 && std::isfinite(out.rtol) && std::isfinite(out.atol)))
-        o.failHere("rtol and atol must be finite and non-negative");
-      double ulps = o.number("ulps", 4); // checked before the conversion: 1e300 is not an int64
-      if (!(ulps >= 0 && ulps <= 1e15) || ulps != std::floor(ulps))
-        o.failAt("ulps", "must be a whole number between 0 and 1e15");
-      else
-        out.ulps = static_cast<int64_t>(ulps);
-      out.ignore = o.has("ignore") ? o.strings("ignore") : (o.known("ignore"), std::vector<std::string>{});
-      for (const auto &re : out.ignore)
-        if (auto compiled = support::Regex::compile(re); !compiled)
-          o.failAt("ignore", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", re,
-                                         compiled.error().message));
-      out.verdict = o.string("verdict", "");
-      if (!out.verdict.empty())
-        if (auto compiled = support::Regex::compile(out.verdict); !compiled)
-          o.failAt("verdict", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", out.verdict,
-                                          compiled.error().message));
-      o.finish();
+      m.output = readOutput(top.table("output"));
     } else {
       top.known("output");
     }
 
     if (top.has("timing")) {
-      TableReader t = top.table("timing");
-      TimingSpec &s = m.timing;
-      s.regex = t.string("regex", "");
-      s.mode = t.string("mode", s.regex.empty() ? "process" : "region");
-      if (s.mode != "process" && s.mode != "region")
-        t.failAt("mode", "must be \"process\" or \"region\"");
-      s.tag = t.string("tag", s.tag);
-      if (!s.regex.empty()) {
-        if (s.mode != "region")
-          t.failAt("regex", "the program's own time is read in mode = \"region\" only");
-        auto re = support::Regex::compile(s.regex);
-        if (!re)
-          t.failAt("regex", fmt::format("'{}' is not a valid regular expression (RE2 syntax): {}", s.regex,
-                                        re.error().message));
-        if (re->groups() != 1)
-          t.failAt("regex", fmt::format("'{}' has {} capture groups; it needs exactly one, the seconds", s.regex,
-                                        re->groups()));
-      }
-      // Whole numbers in a range, checked before the conversion (NaN, inf and 1e300 are not ints).
-      auto count = [&t](const char *key, double fallback, int lo, int hi) {
-        double x = t.number(key, fallback);
-        if (!(x >= lo && x <= hi) || x != std::floor(x))
-          t.failAt(key, fmt::format("must be a whole number between {} and {}", lo, hi));
-        return static_cast<int>(x);
-      };
-      s.warmup = count("warmup", s.warmup, 0, 100);
-      s.minRepeats = count("min_repeats", s.minRepeats, 1, 1000);
-      s.maxRepeats = count("max_repeats", s.maxRepeats, 1, 1000);
-      s.targetCi = t.number("target_ci", 0.02);
-      s.referenceEvery = count("reference_every", s.referenceEvery, 0, 1000);
-      s.confirmBest = t.boolean("confirm_best", s.confirmBest);
-      if (s.maxRepeats < s.minRepeats)
-        t.failHere("need 1 <= min_repeats <= max_repeats <= 1000");
-      if (!(s.targetCi > 0 && s.targetCi < 1))
-        t.failAt("target_ci", "must be a fraction between 0 and 1 (0.02 is 2%)");
-      t.finish();
+      m.timing = readTiming(top.table("timing"));
     } else {
       top.known("timing");
     }
 
-    for (TableReader &k : top.tables("knob")) {
-      Knob knob;
-      knob.name = k.string("name");
-      static const std::regex ident("^[A-Za-z_][A-Za-z0-9_]*$");
-      if (!std::regex_match(knob.name, ident))
-        k.failAt("name", "must be an identifier (letters, digits, '_')");
-      if (m.knob(knob.name))
-        k.failAt("name", fmt::format("knob '{}' is defined twice", knob.name));
-      std::string kind = k.string("kind", "define");
-      if (kind == "define")
-        knob.kind = KnobKind::Define;
-      else if (kind == "flags")
-        knob.kind = KnobKind::Flags;
-      else if (kind == "env")
-        knob.kind = KnobKind::Env;
-      else
-        k.failAt("kind", "must be \"define\", \"flags\" or \"env\"");
-      knob.values = readValues(k);
-      if (k.has("default")) {
-        std::string d = k.value<std::string>("default", [&](const toml::node &n) { return nodeText(k, n); });
-        auto it = std::find(knob.values.begin(), knob.values.end(), d);
-        if (it == knob.values.end())
-          k.failAt("default", fmt::format("'{}' is not one of the knob's values", d));
-        knob.defaultIndex = static_cast<size_t>(it - knob.values.begin());
-      } else {
-        k.known("default");
-      }
-      if (k.has("role")) {
-        std::string role = k.string("role");
-        auto parsed = parseKnobRole(role);
-        if (!parsed) {
-          auto near = support::closestMatch(role, roleNames());
-          k.failAt("role", fmt::format("unknown role '{}'{}; roles: {}", role,
-                                       near ? fmt::format(" (did you mean '{}'?)", *near) : "",
-                                       support::joinOr(roleNames())));
-        }
-        knob.role = *parsed;
-      } else {
-        k.known("role");
-        knob.role = guessRole(knob.name, knob.kind);
-      }
-      knob.doc = k.string("doc", "");
-      // `constraints = [...]` written after a [[knob]] header belongs to that table in TOML;
-      // constraints are global wherever they are written.
-      if (k.has("constraints")) {
-        for (const auto &c : k.strings("constraints"))
-          m.constraints.push_back({c, k.line()});
-      } else {
-        k.known("constraints");
-      }
-      k.finish();
-      m.knobs.push_back(std::move(knob));
-    }
+    for (TableReader &k : top.tables("knob"))
+      m.knobs.push_back(readKnob(k, m));
     if (top.has("constraints")) {
       for (const auto &c : top.strings("constraints"))
         m.constraints.push_back({c, 0});
@@ -460,34 +505,7 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
       top.known("profile");
     }
     if (top.has("gpu")) {
-      TableReader g = top.table("gpu");
-      m.gpuArchs = g.has("archs") ? g.strings("archs") : (g.known("archs"), std::vector<std::string>{});
-      for (const auto &a : m.gpuArchs)
-        if (!findGpuArch(a))
-          g.failAt("archs", fmt::format("'{}' is not an architecture hone knows ({})", a,
-                                        support::joinOr(knownGpuArchs())));
-      auto expression = [](TableReader &t, const char *key) {
-        std::string text = t.value<std::string>(key, [&](const toml::node &n) -> std::string {
-          if (auto i = n.as_integer())
-            return std::to_string(i->get());
-          if (auto s = n.as_string())
-            return s->get();
-          t.failNode(n, key, "expected a number or an expression (a string)");
-        });
-        if (auto e = model::Expr::parse(text); !e)
-          t.failAt(key, fmt::format("'{}': {}", text, e.error().message));
-        return text;
-      };
-      for (TableReader &l : g.tables("launch")) {
-        GpuLaunchSpec spec;
-        spec.line = l.line();
-        spec.kernel = l.string("kernel");
-        spec.block = expression(l, "block");
-        spec.sharedBytes = l.has("shared_bytes") ? expression(l, "shared_bytes") : (l.known("shared_bytes"), "");
-        l.finish();
-        m.gpuLaunches.push_back(std::move(spec));
-      }
-      g.finish();
+      readGpu(top.table("gpu"), m);
       if (m.language != "cuda")
         top.failAt("gpu", "is for CUDA projects (language = \"cuda\")");
     } else {
