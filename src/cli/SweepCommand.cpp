@@ -81,9 +81,10 @@ struct Task {
 };
 
 /// One `hone tune` per subject x agent x seed, each in its own folder under `root` with its own store.
-std::vector<Task> planTasks(const std::vector<std::string> &subjects, bool kernel, const std::vector<std::string> &agents,
-                            const std::vector<uint64_t> &seeds, size_t iterations, const std::string &machine,
-                            const std::vector<std::string> &tuneArgs, const std::string &self, const fs::path &root) {
+std::vector<Task> planTasks(const std::vector<std::string> &subjects, bool kernel,
+                            const std::vector<std::string> &agents, const std::vector<uint64_t> &seeds,
+                            size_t iterations, const std::string &machine, const std::vector<std::string> &tuneArgs,
+                            const std::string &self, const fs::path &root) {
   std::error_code ec;
   std::vector<Task> tasks;
   for (const auto &subject : subjects)

@@ -196,25 +196,15 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
 
 namespace {
 
-/// What one profiler of profileVariant works with, and the profile it adds to.
-struct Profiling {
-  const Manifest &m;
-  const Variant &v;
-  const std::string &dir;
-  const ProfileOptions &o;
-  KernelProfile &p;
-  bool cuda;
-};
+/// A profiler of profileVariant: it profiles `v` of `m` in `dir` as `o` asks and adds what it found (or why
+/// it could not) to `p`.
+using Profiler = void (*)(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                          KernelProfile &p);
 
 /// cachegrind: exact instruction and cache-miss counts per function and line.
-void profileCachegrind(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  const std::string &dir = c.dir;
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
-  bool cuda = c.cuda;
-  if (o.cachegrind && !cuda) {
+void profileCachegrind(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                       KernelProfile &p) {
+  if (o.cachegrind && !p.gpu) {
     if (!onPath("valgrind")) {
       p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
     } else {
@@ -309,12 +299,8 @@ void profileCachegrind(Profiling &c) {
 }
 
 /// perf stat: CPU utilisation, and hardware counters where the machine exposes them.
-void profilePerf(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  const std::string &dir = c.dir;
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
+void profilePerf(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                 KernelProfile &p) {
   if (o.perf) {
     if (!onPath("perf")) {
       p.skipped.push_back("perf: not installed (apt-get install linux-perf)");
@@ -348,14 +334,9 @@ void profilePerf(Profiling &c) {
 }
 
 /// Compiler remarks: which loops vectorized, and why the others did not.
-void profileRemarks(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  const std::string &dir = c.dir;
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
-  bool cuda = c.cuda;
-  if (o.remarks && !cuda) {
+void profileRemarks(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                    KernelProfile &p) {
+  if (o.remarks && !p.gpu) {
     BuildResult b = build(m, v, dir + "/remarks-gcc", {"-fopt-info-vec-all"});
     std::vector<Remark> remarks;
     bool ran = false;
@@ -390,10 +371,8 @@ void profileRemarks(Profiling &c) {
 }
 
 /// OpenMP schedule clauses of the sources, with the schedule this variant runs them with.
-void profileOmp(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  KernelProfile &p = c.p;
+void profileOmp(const Manifest &m, const Variant &v, const std::string &/*dir*/, const ProfileOptions &/*o*/,
+                KernelProfile &p) {
   std::set<std::string> scanned;
   for (const auto &list : {m.sources, m.editable})
     for (const auto &name : list) {
@@ -412,14 +391,9 @@ void profileOmp(Profiling &c) {
 }
 
 /// llvm-mca on the innermost loop around the hottest line.
-void profileMca(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  const std::string &dir = c.dir;
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
-  bool cuda = c.cuda;
-  if (o.mca && !cuda) {
+void profileMca(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                KernelProfile &p) {
+  if (o.mca && !p.gpu) {
     if (!onPath("llvm-mca")) {
       p.skipped.push_back("llvm-mca: not installed (apt-get install llvm)");
     } else if (m.sources.size() != 1) {
@@ -473,14 +447,9 @@ void profileMca(Profiling &c) {
 }
 
 /// ptxas: registers, shared memory and spills per CUDA kernel.
-void profilePtxas(Profiling &c) {
-  const Manifest &m = c.m;
-  const Variant &v = c.v;
-  const std::string &dir = c.dir;
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
-  bool cuda = c.cuda;
-  if (o.ptxas && cuda) {
+void profilePtxas(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                  KernelProfile &p) {
+  if (o.ptxas && p.gpu) {
     // With [gpu] archs, ptxas compiles for each of them too: registers differ between architectures.
     std::vector<std::string> extra = {"-Xptxas", "-v"};
     for (const auto &a : m.gpuArchs)
@@ -501,9 +470,8 @@ void profilePtxas(Profiling &c) {
 }
 
 /// The user's Nsight Compute report.
-void profileNcu(Profiling &c) {
-  const ProfileOptions &o = c.o;
-  KernelProfile &p = c.p;
+void profileNcu(const Manifest &/*m*/, const Variant &/*v*/, const std::string &/*dir*/, const ProfileOptions &o,
+                KernelProfile &p) {
   if (!o.ncuReport.empty()) {
     auto text = support::readFile(o.ncuReport);
     auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
@@ -524,11 +492,10 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
   p.gpu = m.language == "cuda";
   std::error_code ec;
   fs::create_directories(dir, ec);
-  Profiling c{m, v, dir, o, p, m.language == "cuda"};
   // In this order: llvm-mca looks for the loop around cachegrind's hottest line.
-  for (void (*profiler)(Profiling &) :
+  for (Profiler profiler :
        {profileCachegrind, profilePerf, profileRemarks, profileOmp, profileMca, profilePtxas, profileNcu})
-    profiler(c);
+    profiler(m, v, dir, o, p);
   return p;
 }
 

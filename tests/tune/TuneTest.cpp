@@ -187,6 +187,15 @@ struct TempDb {
   }
 };
 
+/// A run of the toy domain with `agent` for `iterations` evaluations.
+TuneConfig guessRun(const std::string &agent, size_t iterations) {
+  TuneConfig c;
+  c.domain = "guess";
+  c.agent = agent;
+  c.iterations = iterations;
+  return c;
+}
+
 void registerGuess() {
   Registry &r = Registry::instance();
   r.addDomain(std::make_unique<GuessDomain>());
@@ -257,10 +266,7 @@ TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
 TEST(Session, AThirdDomainIsReportedInItsOwnWordsAndAgentsAreTakenAtTheirWord) {
   registerGuess();
   TempDb db;
-  TuneConfig c;
-  c.domain = "guess";
-  c.agent = "random";
-  c.iterations = 6;
+  TuneConfig c = guessRun("random", 6);
   SessionOptions so;
   so.db = db.path;
   auto report = runTune(c, so);
@@ -326,10 +332,7 @@ TEST(Session, AnExecutorIsMadeByItsRegisteredKind) {
          return std::shared_ptr<hone::support::CommandExecutor>(std::make_shared<Counting>());
        }});
   TempDb db;
-  TuneConfig c;
-  c.domain = "guess";
-  c.agent = "random";
-  c.iterations = 2;
+  TuneConfig c = guessRun("random", 2);
   c.executor = "counting";
   SessionOptions so;
   so.db = db.path;
