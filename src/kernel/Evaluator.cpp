@@ -544,6 +544,60 @@ std::optional<EvalResult> KernelEvaluator::checkRegion(const Variant &v, const s
   return std::nullopt;
 }
 
+std::optional<EvalResult> KernelEvaluator::confirmNewBest(const Variant &v, const std::string &exe,
+                                                         const std::string &dir, double &score, Timing &timing,
+                                                         double &confirmReference, double &incumbentRatio) {
+  Incumbent incumbent;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    incumbent = incumbent_;
+  }
+  auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
+  auto again = time(v, exe, dir);
+  if (!again)
+    return failure(statusOf(again.error()), "timing a new best again: " + again.error().message);
+  // A reference that fails to time now leaves the first score standing. This timing scores this
+  // candidate only: the scale of the others stays the regular re-timings' (reference_every).
+  if (ref) {
+    confirmReference = ref->median;
+    if (double second = ref->median / again->median; second < score) {
+      score = second;
+      timing = *again;
+    }
+  }
+  // An incumbent that no longer times (its program removed) leaves the candidate unchallenged.
+  if (incumbent.score > 0 && incumbent.dir != dir)
+    if (auto inc = time(incumbent.variant, incumbent.exe, incumbent.dir); inc && again->median > 0) {
+      incumbentRatio = inc->median / again->median;
+      if (incumbentRatio <= 1)
+        score = std::min(score, incumbent.score * incumbentRatio);
+    }
+  return std::nullopt;
+}
+
+std::string KernelEvaluator::evaluationText(const Timing &timing, const std::string &raceNote) {
+  size_t outputs = refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size();
+  std::string out = fmt::format("validated on {} seeded input{} ({} outputs each, {}); median {:.4g} s over {} runs, "
+                                "95% CI +-{:.2g} s{}; timed: {}",
+                                seeds_.size(), seeds_.size() == 1 ? "" : "s", outputs, toleranceText(manifest_.output),
+                                timing.median, timing.samples.size(), std::isfinite(timing.ci95) ? timing.ci95 : 0.0,
+                                timing.converged ? "" : " (not converged to the target)", timedWhat(manifest_));
+  if (!weakStepNote_.empty()) // (the advice to the user is in the run's label, once)
+    out += "; " + weakStepNote_;
+  if (!raceNote.empty())
+    out += "; " + raceNote;
+  if (int restored = referenceRestored(); restored > 0)
+    out += fmt::format("; the reference's program was found changed by a candidate's run {} time(s) in this "
+                       "run and put back as built before it ran again",
+                       restored);
+  if (fixedInputs_)
+    // Worded apart from the guard's own failure message, which AutoGuide's kernel-constant-output rule matches.
+    out += fmt::format("; {} (fixed inputs): the guard against outputs that ignore the input cannot fire",
+                       seeds_.size() == 1 ? "one validation input"
+                                          : "the reference's outputs are the same on every input");
+  return out;
+}
+
 EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   auto t0 = std::chrono::steady_clock::now();
   auto done = [&](EvalResult r) {
@@ -622,33 +676,9 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   // together. The incumbent is timed in the same round; a candidate that is not faster than it there
   // scores the incumbent's score times their side-by-side ratio, below the incumbent.
   double firstScore = score, confirmReference = 0, incumbentRatio = 0;
-  if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceTimedExe_.empty()) {
-    Incumbent incumbent;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      incumbent = incumbent_;
-    }
-    auto ref = time(reference_, referenceTimedExe_, (fs::path(settings_.workdir) / "reference").string());
-    auto again = time(*variant, exe, dir);
-    if (!again)
-      return done(failure(statusOf(again.error()), "timing a new best again: " + again.error().message));
-    // A reference that fails to time now leaves the first score standing. This timing scores this
-    // candidate only: the scale of the others stays the regular re-timings' (reference_every).
-    if (ref) {
-      confirmReference = ref->median;
-      if (double second = ref->median / again->median; second < score) {
-        score = second;
-        timing = again;
-      }
-    }
-    // An incumbent that no longer times (its program removed) leaves the candidate unchallenged.
-    if (incumbent.score > 0 && incumbent.dir != dir)
-      if (auto inc = time(incumbent.variant, incumbent.exe, incumbent.dir); inc && again->median > 0) {
-        incumbentRatio = inc->median / again->median;
-        if (incumbentRatio <= 1)
-          score = std::min(score, incumbent.score * incumbentRatio);
-      }
-  }
+  if (manifest_.timing.confirmBest && reference > 0 && score > best && !referenceTimedExe_.empty())
+    if (auto bad = confirmNewBest(*variant, exe, dir, score, *timing, confirmReference, incumbentRatio))
+      return done(*bad);
 
   EvalResult r;
   r.status = EvalStatus::Ok;
@@ -668,25 +698,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   }
   if (incumbentRatio > 0) // the best so far's time over this candidate's, timed side by side
     r.metrics["incumbent_ratio"] = incumbentRatio;
-  r.rawOutput = fmt::format("validated on {} seeded input{} ({} outputs each, {}); median {:.4g} s over {} runs, 95% CI "
-                            "+-{:.2g} s{}; timed: {}",
-                            seeds_.size(), seeds_.size() == 1 ? "" : "s", refOutputs_.empty() ? 0 : refOutputs_.begin()->second.size(),
-                            toleranceText(manifest_.output), timing->median, timing->samples.size(),
-                            std::isfinite(timing->ci95) ? timing->ci95 : 0.0,
-                            timing->converged ? "" : " (not converged to the target)", timedWhat(manifest_));
-  if (!weakStepNote_.empty()) // (the advice to the user is in the run's label, once)
-    r.rawOutput += "; " + weakStepNote_;
-  if (!raceNote.empty())
-    r.rawOutput += "; " + raceNote;
-  if (int restored = referenceRestored(); restored > 0)
-    r.rawOutput += fmt::format("; the reference's program was found changed by a candidate's run {} time(s) in this "
-                               "run and put back as built before it ran again",
-                               restored);
-  if (fixedInputs_)
-    // Worded apart from the guard's own failure message, which AutoGuide's kernel-constant-output rule matches.
-    r.rawOutput += fmt::format("; {} (fixed inputs): the guard against outputs that ignore the input cannot fire",
-                               seeds_.size() == 1 ? "one validation input"
-                                                  : "the reference's outputs are the same on every input");
+  r.rawOutput = evaluationText(*timing, raceNote);
   r.profile = {{"validation", {{"seeds", seeds_}}},
                {"timing",
                 {{"samples", timing->samples}, {"median", timing->median}, {"ci95", timing->ci95}, {"mode", manifest_.timing.mode}}}};

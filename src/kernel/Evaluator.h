@@ -162,6 +162,15 @@ private:
   /// Before a candidate is timed: times the reference again when `reference_every` candidates have
   /// been timed since it last was; the seconds to score against (0: raw scores).
   double referenceForScoring();
+  /// A would-be new best (`score` over the best so far) timed again beside a fresh timing of the reference
+  /// and beside the incumbent: `score` and `timing` become what holds; the second reference time and the
+  /// side-by-side ratio to the incumbent are returned through the last two (0 when not taken). A failure
+  /// to time the candidate again is the step's result.
+  std::optional<engine::EvalResult> confirmNewBest(const Variant &v, const std::string &exe, const std::string &dir,
+                                                   double &score, Timing &timing, double &confirmReference,
+                                                   double &incumbentRatio);
+  /// The step's output line: how it was validated and timed, and what the run's guards noted.
+  std::string evaluationText(const Timing &timing, const std::string &raceNote);
   /// Puts the reference's programs back as built where a candidate's run changed them (counted in
   /// referenceRestored()).
   void guardReference();
