@@ -566,6 +566,56 @@ std::string tailOf(const fs::path &file) {
 
 } // namespace
 
+/// The job a killed hone submitted for this folder, when it can still give a result: the recorded id, or
+/// one found by name in the queue (killed before the id was written); "" when there is none to wait for
+/// (an id whose job left the queue without a result is set aside, so that the command is submitted again).
+std::string SlurmExecutor::adoptable(const std::string &dir, const std::string &name,
+                                     const support::SubprocessOptions &options) {
+  fs::path folder(dir);
+  std::error_code ec;
+  std::string id;
+  if (auto recorded = support::readFile((folder / "jobid").string()))
+    id = trimmed(*recorded);
+  else if (fs::exists(folder / "job.sh")) { // submitted, killed before the id was written: find it by name
+    auto r = slurm({tool("squeue"), "-h", "-u", std::to_string(::getuid()), "-n", name, "-o", "%i"});
+    std::istringstream in(r.ok() ? r.output : "");
+    std::string first;
+    if (in >> first && isJobId(first))
+      id = first;
+  }
+  if (id.empty())
+    return id;
+  bool known = false;
+  auto q = queued(id, std::chrono::steady_clock::now(), &known);
+  if (q || (known && resultIn(folder, options)) || !known) { // a queue that does not answer: wait for it
+    ++adopted_;
+    return id;
+  }
+  fs::rename(folder / "jobid", folder / fmt::format("jobid.{}", id), ec);
+  return "";
+}
+
+support::SubprocessResult SlurmExecutor::jobEndedWithoutResult(const std::string &id,
+                                                               const std::optional<JobState> &st,
+                                                               const std::string &folder, int attempts,
+                                                               double ranS) const {
+  std::string state = st ? st->state : "UNKNOWN";
+  support::SubprocessResult r;
+  r.seconds = ranS;
+  r.started = true; // its end is not known: exitCode stays -1 and describe() gives the error
+  if (state == "TIMEOUT") {
+    r.timedOut = true;
+    return r;
+  }
+  std::string why = tailOf(fs::path(folder) / "slurm.out");
+  r.error = fmt::format(
+      "Slurm job {} ended {} without a result{}{}{}", id, state, st && !st->nodes.empty() ? " on " + st->nodes : "",
+      attempts > 0 ? fmt::format(" after {} resubmission(s)", attempts) : "", why.empty() ? "" : ": " + why);
+  if (state == "OUT_OF_MEMORY")
+    r.error += " (the job's memory limit; raise it with --slurm-sbatch=--mem=...)";
+  return r;
+}
+
 support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &options, const std::string &key) {
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
@@ -587,26 +637,7 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
     ++adopted_;
     return *done;
   }
-  std::string id;
-  if (auto recorded = support::readFile((folder / "jobid").string()))
-    id = trimmed(*recorded);
-  else if (fs::exists(folder / "job.sh")) { // submitted, killed before the id was written: find it by name
-    auto r = slurm({tool("squeue"), "-h", "-u", std::to_string(::getuid()), "-n", job.name, "-o", "%i"});
-    std::istringstream in(r.ok() ? r.output : "");
-    std::string first;
-    if (in >> first && isJobId(first))
-      id = first;
-  }
-  if (!id.empty()) {
-    bool known = false;
-    auto q = queued(id, std::chrono::steady_clock::now(), &known);
-    if (q || (known && resultIn(folder, options)) || !known) { // a queue that does not answer: wait for it
-      ++adopted_;
-    } else {
-      fs::rename(folder / "jobid", folder / fmt::format("jobid.{}", id), ec);
-      id.clear();
-    }
-  }
+  std::string id = adoptable(folder.string(), job.name, options);
   int attempts = 0;
   auto submitNew = [&]() -> std::optional<support::SubprocessResult> {
     auto sent = submit(job);
@@ -727,21 +758,7 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
       continue;
     }
     Forget forget{*this, id};
-    support::SubprocessResult r;
-    r.seconds = running ? seconds(runningSince) : 0;
-    if (state == "TIMEOUT") {
-      r.started = true;
-      r.timedOut = true;
-      return r;
-    }
-    std::string why = tailOf(folder / "slurm.out");
-    r.started = true; // its end is not known: exitCode stays -1 and describe() gives the error
-    r.error = fmt::format(
-        "Slurm job {} ended {} without a result{}{}{}", id, state, st && !st->nodes.empty() ? " on " + st->nodes : "",
-        attempts > 0 ? fmt::format(" after {} resubmission(s)", attempts) : "", why.empty() ? "" : ": " + why);
-    if (state == "OUT_OF_MEMORY")
-      r.error += " (the job's memory limit; raise it with --slurm-sbatch=--mem=...)";
-    return r;
+    return jobEndedWithoutResult(id, st, folder.string(), attempts, running ? seconds(runningSince) : 0);
   }
 }
 

@@ -140,6 +140,11 @@ private:
   /// What Slurm remembers of a job that left the queue (scontrol, then sacct).
   std::optional<JobState> finished(const std::string &id) const;
   support::Expected<std::string> submit(const JobSpec &job);
+  std::string adoptable(const std::string &folder, const std::string &name, const support::SubprocessOptions &options);
+  /// The result of job `id` that left the queue without a status (its state `st` from scontrol/sacct,
+  /// the last line of slurm.out in `folder`), after `attempts` resubmissions and `ranS` seen running.
+  support::SubprocessResult jobEndedWithoutResult(const std::string &id, const std::optional<JobState> &st,
+                                                  const std::string &folder, int attempts, double ranS) const;
   /// Submits the commands not `done` as one array job from `folder` (task i's files in task-i, at most
   /// `inFlight` at a time) and records its id there; the id, or why it was not submitted.
   /// The result of array task `task` of job `id` that left the queue without a status (its state from
