@@ -186,15 +186,15 @@ size_t gather(std::vector<Task> &tasks, store::Store &store) {
     }
     if (t.error.empty())
       (void)support::writeFileAtomically((t.folder / "gathered").string(), ids, nullptr);
-}
-for (auto &t : tasks) {
-  if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
-    auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
-    std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
-    t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
   }
-  failed += !t.error.empty() || t.runs.empty();
-}
+  for (auto &t : tasks) {
+    if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
+      auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
+      std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
+      t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
+    }
+    failed += !t.error.empty() || t.runs.empty();
+  }
   return failed;
 }
 
@@ -203,11 +203,8 @@ void printSweep(const std::vector<Task> &tasks, store::Store &store, const std::
                 bool json, size_t failed) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto &t : tasks) {
-    nlohmann::json row{{"subject", t.subject},
-                       {"agent", t.agent},
-                       {"seed", t.seed},
-                       {"runs", t.runs},
-                       {"folder", t.folder.string()}};
+    nlohmann::json row{
+        {"subject", t.subject}, {"agent", t.agent}, {"seed", t.seed}, {"runs", t.runs}, {"folder", t.folder.string()}};
     if (!t.error.empty())
       row["error"] = t.error;
     for (int64_t id : t.runs)
@@ -223,27 +220,27 @@ void printSweep(const std::vector<Task> &tasks, store::Store &store, const std::
         row["best_score"] = any ? nlohmann::json(best) : nlohmann::json();
       }
     out.push_back(row);
-}
-if (json) {
-  std::cout << nlohmann::json{{"db", db}, {"folder", root.string()}, {"tasks", out}}.dump(2) << "\n";
-} else {
-  std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n", "subject", "agent", "seed", "run", "status",
-                           "best");
-  for (const auto &row : out) {
-    std::string runs;
-    for (const auto &id : row["runs"])
-      runs += (runs.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
-    std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n",
-                             fs::path(row["subject"].get<std::string>()).filename().string(),
-                             row["agent"].get<std::string>(), row["seed"].get<uint64_t>(),
-                             runs.empty() ? "-" : runs, row.value("status", std::string("-")),
-                             row.contains("best_score") && row["best_score"].is_number()
-                                 ? fmt::format("{:.3f}", row["best_score"].get<double>())
-                                 : row.value("error", std::string("-")));
   }
-  std::cout << fmt::format("{} runs in {} ({} tasks failed); the tasks' files: {}\n", tasks.size() - failed,
-                           db, failed, root.string());
-}
+  if (json) {
+    std::cout << nlohmann::json{{"db", db}, {"folder", root.string()}, {"tasks", out}}.dump(2) << "\n";
+  } else {
+    std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n", "subject", "agent", "seed", "run", "status",
+                             "best");
+    for (const auto &row : out) {
+      std::string runs;
+      for (const auto &id : row["runs"])
+        runs += (runs.empty() ? "" : ",") + std::to_string(id.get<int64_t>());
+      std::cout << fmt::format("{:<22} {:<9} {:>5}  {:>5}  {:<11} {}\n",
+                               fs::path(row["subject"].get<std::string>()).filename().string(),
+                               row["agent"].get<std::string>(), row["seed"].get<uint64_t>(), runs.empty() ? "-" : runs,
+                               row.value("status", std::string("-")),
+                               row.contains("best_score") && row["best_score"].is_number()
+                                   ? fmt::format("{:.3f}", row["best_score"].get<double>())
+                                   : row.value("error", std::string("-")));
+    }
+    std::cout << fmt::format("{} runs in {} ({} tasks failed); the tasks' files: {}\n", tasks.size() - failed, db,
+                             failed, root.string());
+  }
 }
 
 } // namespace

@@ -921,6 +921,12 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
   bool gone = false;
   while (left > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.5, settings_.pollS)));
+    queue = arrayQueued(id, commands.size(), since, &known, &any);
+    if (known) // a queue that did not answer is an old snapshot: nothing is seen running by it
+      watch(queue);
+    collect(known ? &queue : nullptr); // a queue that does not answer: the statuses decide
+    if (left == 0)
+      break;
     if (support::interrupted()) {
       cancel(id);
       for (size_t i = 0; i < commands.size(); ++i)
@@ -932,11 +938,6 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
         }
       break;
     }
-    queue = arrayQueued(id, commands.size(), since, &known, &any);
-    watch(queue);
-    collect(known ? &queue : nullptr); // a queue that does not answer: the statuses decide
-    if (left == 0)
-      break;
     if (any || !known) {
       gone = false;
       continue;

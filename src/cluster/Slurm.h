@@ -140,16 +140,18 @@ private:
   /// What Slurm remembers of a job that left the queue (scontrol, then sacct).
   std::optional<JobState> finished(const std::string &id) const;
   support::Expected<std::string> submit(const JobSpec &job);
+  /// The job a killed hone submitted for `folder` that can still give a result (its recorded id, or one
+  /// found in the queue by `name`); "" when there is none to wait for.
   std::string adoptable(const std::string &folder, const std::string &name, const support::SubprocessOptions &options);
   /// The result of job `id` that left the queue without a status (its state `st` from scontrol/sacct,
   /// the last line of slurm.out in `folder`), after `attempts` resubmissions and `ranS` seen running.
   support::SubprocessResult jobEndedWithoutResult(const std::string &id, const std::optional<JobState> &st,
                                                   const std::string &folder, int attempts, double ranS) const;
-  /// Submits the commands not `done` as one array job from `folder` (task i's files in task-i, at most
-  /// `inFlight` at a time) and records its id there; the id, or why it was not submitted.
   /// The result of array task `task` of job `id` that left the queue without a status (its state from
   /// scontrol/sacct, the last line of its slurm-TASK.out in `folder`).
   support::SubprocessResult endedWithoutResult(const std::string &id, size_t task, const std::string &folder) const;
+  /// Submits the commands not `done` as one array job from `folder` (task i's files in task-i, at most
+  /// `inFlight` at a time) and records its id there; the id, or why it was not submitted.
   support::Expected<std::string> submitArray(const std::vector<support::SubprocessOptions> &commands,
                                              const std::vector<bool> &done, const std::string &folder,
                                              const std::string &name, size_t inFlight);

@@ -74,7 +74,7 @@ enum class FindingKind {
   LowOccupancy,
   Divergence,
   MemoryBound,
-  ComputeBound
+  ComputeBound // the last: tests walk the kinds up to it
 };
 /// The kinds in declaration order.
 const std::vector<FindingKind> &findingKinds();

@@ -59,9 +59,9 @@ private:
 std::unique_ptr<engine::Strategy> makeGuidedKernelAgent(const Manifest &m, std::vector<Transformation> catalogue,
                                                         const std::string &start, const std::string &startLabel);
 
-/// Adds the kernel domain and its guided agent to the registry.
 /// The domain's name, decided here: runs record it, the CLI selects the domain by it.
 inline constexpr const char *kDomainName = "kernel";
+/// Adds the kernel domain and its guided agent to the registry.
 void registerKernelDomain(tune::Registry &registry);
 
 } // namespace hone::kernel

@@ -217,6 +217,8 @@ std::vector<std::string> envList(TableReader &t, const char *key) {
 
 } // namespace
 
+namespace {
+
 /// [output]: where the program's results are, how they are read and compared.
 OutputSpec readOutput(TableReader o) {
   OutputSpec out;
@@ -398,6 +400,8 @@ void readGpu(TableReader g, Manifest &m) {
   }
   g.finish();
 }
+
+} // namespace
 
 support::Expected<Manifest> parseManifest(const std::string &path, const std::string &text) {
   return support::parseTomlDocument<Manifest>(path, text, [&](TableReader &top) {

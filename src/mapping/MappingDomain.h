@@ -45,9 +45,9 @@ struct LoadedModels {
 support::Expected<LoadedModels> loadModels(const std::string &app, const std::string &machine,
                                            std::optional<double> size);
 
-/// Adds the mapping domain and its agents (guided, llm) to the registry.
 /// The domain's name, decided here: runs record it, the CLI selects the domain by it.
 inline constexpr const char *kDomainName = "mapping";
+/// Adds the mapping domain and its agents (guided, llm) to the registry.
 void registerMappingDomain(tune::Registry &registry);
 
 } // namespace hone::mapping

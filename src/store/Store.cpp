@@ -14,17 +14,29 @@
 namespace hone::store {
 
 namespace {
-std::string presented(const nlohmann::json &config, const char *what, const char *before) {
+/// The run's word for `what` ("artifact", "score") as its configuration keeps it, else `before`.
+std::string presented(const nlohmann::json &config, const char *what, const std::string &before) {
   auto p = config.is_object() ? config.find("presentation") : config.end();
   if (config.is_object() && p != config.end() && p->is_object())
     if (auto w = p->find(what); w != p->end() && w->is_string() && !w->get<std::string>().empty())
       return w->get<std::string>();
   return before;
 }
+
+/// Runs stored before their configuration kept their words (this store's format until 2026-12): the two
+/// domains hone had then called their candidates and scores so. A fact of old stores, read here only;
+/// every later run, of any domain, carries its own words.
+std::pair<std::string, std::string> wordsBefore(const std::string &domain) {
+  if (domain == "kernel")
+    return {"variant", "speedup"};
+  if (domain == "mapping")
+    return {"mapper", "score (relative)"};
+  return {"candidate", "score"};
+}
 } // namespace
 
-std::string RunInfo::artifactName() const { return presented(config, "artifact", "candidate"); }
-std::string RunInfo::scoreName() const { return presented(config, "score", "score"); }
+std::string RunInfo::artifactName() const { return presented(config, "artifact", wordsBefore(domain).first); }
+std::string RunInfo::scoreName() const { return presented(config, "score", wordsBefore(domain).second); }
 
 std::string scoreText(double score, double baseline) {
   return baseline > 0 ? fmt::format("{:.3f}x", score) : fmt::format("{:.4g}", score);

@@ -33,7 +33,7 @@ struct RunInfo {
   nlohmann::json config = nlohmann::json::object();
   /// What the run's candidates and scores are called (its domain's words, kept in its configuration's
   /// "presentation"): "mapper", "variant"; "speedup", "score (relative)". Runs stored before the words
-  /// were kept: "candidate", "score".
+  /// were kept get the words their domain used then.
   std::string artifactName() const;
   std::string scoreName() const;
 };

@@ -172,8 +172,9 @@ support::Expected<TuneConfig> TuneConfig::fromJson(const json &stored) {
     c.presentation = r.get<json>("presentation", json());
     if (!c.presentation.is_null() && !c.presentation.is_object())
       throw std::runtime_error("the run's configuration: 'presentation' is not an object");
-    for (const char *key : {"app", "machine"}) // copies of options kept at the top level (toJson)
-      r.raw(key);
+    for (const char *key : {"app", "machine"}) // copies of options kept at the top level (toJson), only those
+      if (c.options.contains(key))
+        r.raw(key);
     r.finish();
     return c;
   } catch (const std::exception &e) {

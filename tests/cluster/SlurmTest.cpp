@@ -335,6 +335,15 @@ TEST(Slurm, AnArrayTasksStatusIsReadOnlyOnceItLeftTheQueueAndOnlyIfTheQueueAgree
   std::thread waiter([&] {
     results = (*ex)->runArray(commands, "t", 0, [&](size_t, const support::SubprocessResult &) { ++heard; });
   });
+  struct Done { // however the test ends, the array leaves the queue and the waiter is joined
+    std::thread &waiter;
+    std::string queue;
+    ~Done() {
+      (void)support::writeFileAtomically(queue, "", nullptr);
+      if (waiter.joinable())
+        waiter.join();
+    }
+  } done{waiter, queueFile};
   fs::path jobid;
   for (int i = 0; i < 200 && jobid.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

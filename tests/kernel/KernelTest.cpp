@@ -1207,7 +1207,10 @@ TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
       EXPECT_TRUE(std::any_of(catalogue->begin(), catalogue->end(), [&](const Transformation &x) { return x.id == t; }))
           << r.id << " names " << t;
   }
-  // Every declared kind has a rule, and its id reads back.
+  // Every declared kind has an id (the enum and the table agree), a rule, and its id reads back.
+  EXPECT_EQ(findingKinds().size(), static_cast<size_t>(FindingKind::ComputeBound) + 1);
+  for (int i = 0; i <= static_cast<int>(FindingKind::ComputeBound); ++i)
+    EXPECT_NE(toString(static_cast<FindingKind>(i)), "unknown") << i;
   for (FindingKind k : findingKinds()) {
     EXPECT_TRUE(ruled.count(std::string(toString(k)))) << "no rule explains " << toString(k);
     EXPECT_EQ(parseFindingKind(toString(k)), k);

@@ -284,29 +284,47 @@ TEST(Session, AThirdDomainIsReportedInItsOwnWordsAndAgentsAreTakenAtTheirWord) {
   EXPECT_NE(html.find("best closeness so far"), std::string::npos);
   EXPECT_NE(html.find("Closeness of the best guess"), std::string::npos);
   EXPECT_NE(html.find("the best guess"), std::string::npos);
-  // A run stored before the words were kept reads with plain ones.
+  // A run stored before the words were kept reads with the words its domain used then (plain ones for a
+  // domain hone did not have).
   hone::store::RunInfo old = *run;
   old.config.erase("presentation");
   EXPECT_EQ(old.artifactName(), "candidate");
   EXPECT_EQ(old.scoreName(), "score");
+  old.domain = "kernel";
+  EXPECT_EQ(old.artifactName(), "variant");
   auto stored = TuneConfig::fromJson(run->config);
   ASSERT_TRUE(stored) << stored.error().message;
   EXPECT_EQ(stored->presentation, run->config["presentation"]);
-  // An agent registered under any name that asks a model needs the model's settings before anything runs.
+  // An agent registered under any name that asks a model gets the session's client, and its run keeps the
+  // model's settings; without them, nothing runs.
+  static bool gotClient = false;
   Registry::instance().addAgent({"oracle", "asks a model", {"guess"},
                                  [](Problem &p, const AgentContext &ctx)
                                      -> hone::support::Expected<std::unique_ptr<hone::engine::Strategy>> {
-                                   EXPECT_NE(ctx.client, nullptr);
+                                   gotClient = ctx.client != nullptr;
                                    return makeRandomAgent(*p.space(), 1);
                                  },
                                  /*asksModel=*/true});
   TempDb other;
   so.db = other.path + "-oracle";
   c.agent = "oracle";
-  c.llm = {};
+  c.llm.client.url = "http://127.0.0.1:9/v1"; // never asked: the agent searches at random
+  c.llm.client.model = "m";
+  auto asked = runTune(c, so);
+  ASSERT_TRUE(asked) << asked.error().message;
+  EXPECT_TRUE(gotClient);
+  auto oracleStore = hone::store::Store::open(so.db);
+  ASSERT_TRUE(oracleStore);
+  auto oracleRun = (*oracleStore)->run(asked->runId);
+  ASSERT_TRUE(oracleRun);
+  EXPECT_EQ(oracleRun->config["llm"]["model"], "m");
+  oracleStore->reset();
+  for (const char *suffix : {"", "-wal", "-shm"})
+    std::filesystem::remove(so.db + suffix);
+  c.llm.client = {};
+  c.llm.client.configFile = "/nonexistent/hone-llm.toml"; // no model from anywhere
   auto refused = runTune(c, so);
   ASSERT_FALSE(refused);
-  EXPECT_TRUE(c.llm.used);
   EXPECT_FALSE(std::filesystem::exists(so.db)) << "nothing runs before the model's settings are checked";
 }
 
