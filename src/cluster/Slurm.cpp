@@ -595,9 +595,9 @@ std::string SlurmExecutor::adoptable(const std::string &dir, const std::string &
   return "";
 }
 
-support::SubprocessResult SlurmExecutor::jobEndedWithoutResult(const std::string &id,
+support::SubprocessResult SlurmExecutor::jobEndedWithoutResult(const std::string &what,
                                                                const std::optional<JobState> &st,
-                                                               const std::string &folder, int attempts,
+                                                               const std::string &slurmOut, int attempts,
                                                                double ranS) const {
   std::string state = st ? st->state : "UNKNOWN";
   support::SubprocessResult r;
@@ -607,9 +607,9 @@ support::SubprocessResult SlurmExecutor::jobEndedWithoutResult(const std::string
     r.timedOut = true;
     return r;
   }
-  std::string why = tailOf(fs::path(folder) / "slurm.out");
+  std::string why = tailOf(slurmOut);
   r.error = fmt::format(
-      "Slurm job {} ended {} without a result{}{}{}", id, state, st && !st->nodes.empty() ? " on " + st->nodes : "",
+      "{} ended {} without a result{}{}{}", what, state, st && !st->nodes.empty() ? " on " + st->nodes : "",
       attempts > 0 ? fmt::format(" after {} resubmission(s)", attempts) : "", why.empty() ? "" : ": " + why);
   if (state == "OUT_OF_MEMORY")
     r.error += " (the job's memory limit; raise it with --slurm-sbatch=--mem=...)";
@@ -758,23 +758,9 @@ support::SubprocessResult SlurmExecutor::run(const support::SubprocessOptions &o
       continue;
     }
     Forget forget{*this, id};
-    return jobEndedWithoutResult(id, st, folder.string(), attempts, running ? seconds(runningSince) : 0);
+    return jobEndedWithoutResult("Slurm job " + id, st, (folder / "slurm.out").string(), attempts,
+                                 running ? seconds(runningSince) : 0);
   }
-}
-
-support::SubprocessResult SlurmExecutor::endedWithoutResult(const std::string &id, size_t task,
-                                                            const std::string &folder) const {
-  auto st = finished(fmt::format("{}_{}", id, task));
-  support::SubprocessResult r;
-  r.started = true; // its end is not known: exitCode stays -1 and describe() gives the error
-  if (st && st->state == "TIMEOUT") {
-    r.timedOut = true;
-    return r;
-  }
-  std::string why = tailOf(fs::path(folder) / fmt::format("slurm-{}.out", task));
-  r.error = fmt::format("Slurm array task {}_{} ended {} without a result{}", id, task, st ? st->state : "UNKNOWN",
-                        why.empty() ? "" : ": " + why);
-  return r;
 }
 
 support::Expected<std::string> SlurmExecutor::submitArray(const std::vector<support::SubprocessOptions> &commands,
@@ -952,7 +938,9 @@ SlurmExecutor::runArray(const std::vector<support::SubprocessOptions> &commands,
     collect(&queue);
     for (size_t i = 0; i < commands.size(); ++i)
       if (!done[i])
-        finish(i, endedWithoutResult(id, i, folder.string()));
+        finish(i, jobEndedWithoutResult(fmt::format("Slurm array task {}_{}", id, i),
+                                        finished(fmt::format("{}_{}", id, i)),
+                                        (folder / fmt::format("slurm-{}.out", i)).string(), 0, 0));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   inFlight_.erase(id);

@@ -143,13 +143,11 @@ private:
   /// The job a killed hone submitted for `folder` that can still give a result (its recorded id, or one
   /// found in the queue by `name`); "" when there is none to wait for.
   std::string adoptable(const std::string &folder, const std::string &name, const support::SubprocessOptions &options);
-  /// The result of job `id` that left the queue without a status (its state `st` from scontrol/sacct,
-  /// the last line of slurm.out in `folder`), after `attempts` resubmissions and `ranS` seen running.
-  support::SubprocessResult jobEndedWithoutResult(const std::string &id, const std::optional<JobState> &st,
-                                                  const std::string &folder, int attempts, double ranS) const;
-  /// The result of array task `task` of job `id` that left the queue without a status (its state from
-  /// scontrol/sacct, the last line of its slurm-TASK.out in `folder`).
-  support::SubprocessResult endedWithoutResult(const std::string &id, size_t task, const std::string &folder) const;
+  /// The result of a job or array task (`what`: "Slurm job 12", "Slurm array task 12_3") that left the queue
+  /// without a status: its state `st` from scontrol/sacct, the last line of its Slurm output `slurmOut`,
+  /// after `attempts` resubmissions and `ranS` seen running.
+  support::SubprocessResult jobEndedWithoutResult(const std::string &what, const std::optional<JobState> &st,
+                                                  const std::string &slurmOut, int attempts, double ranS) const;
   /// Submits the commands not `done` as one array job from `folder` (task i's files in task-i, at most
   /// `inFlight` at a time) and records its id there; the id, or why it was not submitted.
   support::Expected<std::string> submitArray(const std::vector<support::SubprocessOptions> &commands,

@@ -5,22 +5,33 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 
 #include <unistd.h>
 
 namespace hone::store {
 
 namespace {
-/// The run's word for `what` ("artifact", "score") as its configuration keeps it, else `before`.
+/// The run's word for `what` ("artifact", "score") as its configuration keeps it, else `before`. A word is
+/// printed and used as a JSON key: one that is long or holds anything but letters, digits, spaces and
+/// `-_().` (a store edited by hand: control characters, markup) is not taken.
 std::string presented(const nlohmann::json &config, const char *what, const std::string &before) {
   auto p = config.is_object() ? config.find("presentation") : config.end();
-  if (config.is_object() && p != config.end() && p->is_object())
-    if (auto w = p->find(what); w != p->end() && w->is_string() && !w->get<std::string>().empty())
-      return w->get<std::string>();
-  return before;
+  if (!config.is_object() || p == config.end() || !p->is_object())
+    return before;
+  auto w = p->find(what);
+  if (w == p->end() || !w->is_string())
+    return before;
+  const std::string &word = w->get_ref<const std::string &>();
+  bool plain = !word.empty() && word.size() <= 40 && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr(" -_().", c) != nullptr);
+  });
+  return plain ? word : before;
 }
 
 /// Runs stored before their configuration kept their words (this store's format until 2026-12): the two

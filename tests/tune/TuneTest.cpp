@@ -292,6 +292,10 @@ TEST(Session, AThirdDomainIsReportedInItsOwnWordsAndAgentsAreTakenAtTheirWord) {
   EXPECT_EQ(old.scoreName(), "score");
   old.domain = "kernel";
   EXPECT_EQ(old.artifactName(), "variant");
+  // A word that is not plain text (a store edited by hand) is not printed.
+  old.config["presentation"] = {{"artifact", "x\x1b]0;title\x07"}, {"score", std::string(41, 'a')}};
+  EXPECT_EQ(old.artifactName(), "variant");
+  EXPECT_EQ(old.scoreName(), "speedup");
   auto stored = TuneConfig::fromJson(run->config);
   ASSERT_TRUE(stored) << stored.error().message;
   EXPECT_EQ(stored->presentation, run->config["presentation"]);
