@@ -3,7 +3,7 @@
 // against output and profiles), prompt templates (and rendering them), an
 // LLM's reply text (JSON objects and fenced blocks pulled out of prose), and
 // the JSON rows a store holds (a run's configuration and its domains'
-// options), what Slurm's commands print and a run's Slurm settings, and the TOML performance models (an app instantiated on a shipped
+// options, a step's profile with its evidence), what Slurm's commands print and a run's Slurm settings, and the TOML performance models (an app instantiated on a shipped
 // machine, a machine running a shipped app, each simulated under a policy), and the template filler
 // every command, job header and prompt goes through (support::fillTemplate: values inserted once,
 // never filled again). Each must return a value or an error on any input -- never
@@ -96,9 +96,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #if HONE_FUZZ_PARSER == 0
   if (auto rules = hone::autoguide::AutoGuide::parseRules("fuzz.toml", text)) {
     hone::autoguide::AutoGuide guide(*rules);
-    json profile{{"bottlenecks", {{{"kind", "channel"}, {"resource", "r"}, {"share", 0.5}, {"detail", "d"}}}}};
-    (void)guide.feedback("error: x\nfuzz.map:1:2: error: y\n" + text.substr(0, 512), profile, "mapping",
-                         hone::autoguide::FeedbackLevel::ExecExplainSuggest);
+    hone::support::Evidence evidence;
+    evidence.tool = "simulator";
+    hone::support::Bottleneck b;
+    b.kind = "channel";
+    b.subject = "r";
+    b.share = 0.5;
+    b.detail = "d";
+    b.numbers = {{"bytes", {4e9, "bytes"}}};
+    evidence.bottlenecks = {b};
+    (void)guide.feedback("error: x\nfuzz.map:1:2: error: y\n" + text.substr(0, 512), evidence, json::object(),
+                         "mapping", hone::autoguide::FeedbackLevel::ExecExplainSuggest);
   }
 #elif HONE_FUZZ_PARSER == 1
   if (auto t = hone::llm::parseTemplate("fuzz.md", text)) {
@@ -120,6 +128,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       (void)hone::tune::TuneConfig::fromJson(c->toJson()); // what it writes, it reads
     (void)hone::kernel::KernelOptions::fromJson(j);
     (void)hone::mapping::MappingOptions::fromJson(j);
+    // A stored step's profile: its evidence, as a store reads it back; what it writes, it reads.
+    if (auto split = hone::support::readEvidence(j)) {
+      auto again = hone::support::readEvidence(hone::support::withEvidence(split->profile, split->evidence));
+      if (!again || !(again->evidence == split->evidence))
+        __builtin_trap();
+    }
   }
 #elif HONE_FUZZ_PARSER == 4
   using namespace hone;

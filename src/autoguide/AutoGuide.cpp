@@ -151,7 +151,7 @@ std::string lineAround(const std::string &text, size_t begin, size_t end) {
 
 } // namespace
 
-std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nlohmann::json &profile,
+std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const support::Evidence &measured,
                                           const std::string &domain) const {
   std::vector<Finding> out;
   auto add = [&](const Rule &rule, std::string evidence, const std::vector<std::pair<std::string, std::string>> &vars,
@@ -181,29 +181,28 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const nl
       }
       break;
     case MatchKind::Bottleneck:
-      if (profile.is_object() && profile.contains("bottlenecks") && profile["bottlenecks"].is_array())
-        for (const auto &b : profile["bottlenecks"]) {
-          if (!b.is_object() || support::textOf(b, "kind") != rule.pattern)
-            continue;
-          double share = support::numberOf(b, "share");
-          std::string detail = support::textOf(b, "detail");
-          nlohmann::json subject; // kernel findings locate themselves and carry their numbers
-          if (b.contains("numbers"))
-            for (const char *key : {"resource", "file", "line", "share", "numbers", "prefer"})
-              if (b.contains(key))
-                subject[key] = b[key];
-          add(rule, detail,
-              {{"resource", support::textOf(b, "resource")}, {"detail", detail}, {"share", fmt::format("{:.0f}%", 100 * share)}},
-              std::move(subject));
+      for (const support::Bottleneck &b : measured.bottlenecks) {
+        if (b.kind != rule.pattern)
+          continue;
+        nlohmann::json subject; // kernel findings locate themselves and carry their numbers
+        if (!b.numbers.empty()) {
+          subject = support::toJson(b);
+          for (const char *key : {"kind", "detail"}) // said by the finding itself
+            subject.erase(key);
         }
+        add(rule, b.detail,
+            {{"resource", b.subject}, {"detail", b.detail}, {"share", fmt::format("{:.0f}%", 100 * b.share)}},
+            std::move(subject));
+      }
       break;
     }
   }
   return out;
 }
 
-nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const nlohmann::json &profile,
-                                   const std::string &domain, FeedbackLevel level) const {
+nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const support::Evidence &measured,
+                                   const nlohmann::json &profile, const std::string &domain,
+                                   FeedbackLevel level) const {
   nlohmann::json j;
   constexpr size_t kExcerpt = 4000;
   j["execution"] = rawOutput.size() <= kExcerpt ? rawOutput : rawOutput.substr(rawOutput.size() - kExcerpt);
@@ -212,7 +211,7 @@ nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const nlohmann:
   for (const char *key : {"breakdown", "cold"})
     if (level != FeedbackLevel::Exec && profile.is_object() && profile.contains(key))
       j[key] = profile[key];
-  for (const Finding &f : interpret(rawOutput, profile, domain)) {
+  for (const Finding &f : interpret(rawOutput, measured, domain)) {
     nlohmann::json item{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
     if (level != FeedbackLevel::Exec && !f.explanation.empty())
       item["explanation"] = f.explanation;

@@ -5,6 +5,7 @@
 // level selects what an agent sees, as in the paper's ablation.
 #pragma once
 
+#include "support/Evidence.h"
 #include "support/Expected.h"
 #include "support/Regex.h"
 
@@ -58,15 +59,16 @@ public:
   const std::vector<Rule> &rules() const { return rules_; }
 
   /// Every rule of `domain` (or "*") that matches, in rule order; a rule fires
-  /// once per distinct evidence. `profile` may hold "bottlenecks": [{kind,
-  /// resource, share, detail}] (the simulator's form).
-  std::vector<Finding> interpret(const std::string &rawOutput, const nlohmann::json &profile,
+  /// once per distinct evidence. Output rules read `rawOutput`; bottleneck rules
+  /// the measured bottlenecks (by kind).
+  std::vector<Finding> interpret(const std::string &rawOutput, const support::Evidence &measured,
                                  const std::string &domain) const;
 
   /// The feedback an agent sees: {"execution": rawOutput excerpt, "findings": [...]}, with
-  /// explanations from exec+explain on and suggestions only at exec+explain+suggest.
-  nlohmann::json feedback(const std::string &rawOutput, const nlohmann::json &profile, const std::string &domain,
-                          FeedbackLevel level) const;
+  /// explanations from exec+explain on and suggestions only at exec+explain+suggest; where the
+  /// time goes (`profile`'s "breakdown" and "cold", when it has them) is passed on as it is.
+  nlohmann::json feedback(const std::string &rawOutput, const support::Evidence &measured,
+                          const nlohmann::json &profile, const std::string &domain, FeedbackLevel level) const;
 
 private:
   std::vector<Rule> rules_;

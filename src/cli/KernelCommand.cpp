@@ -282,6 +282,83 @@ void addCheck(CLI::App &parent, Action &action) {
   });
 }
 
+namespace {
+
+/// A variant `hone kernel measure` was given: where from, and what became of it.
+struct MeasuredVariant {
+  std::string source; // "--knob" or the file
+  kernel::Variant variant;
+  size_t measured = 0; // index into `timed`
+  std::string error;   // why it was not measured
+};
+/// A distinct variant that built and validated, and its times.
+struct TimedVariant {
+  const kernel::Variant *variant;
+  std::string exe, dir;
+  std::vector<double> samples;
+};
+
+/// The measurement as `--json` prints it; `allMeasured`: whether every variant was timed.
+json measuredJson(const kernel::Manifest &m, const std::vector<MeasuredVariant> &entries,
+                  const std::vector<TimedVariant> &timed, const std::vector<double> &refSamples,
+                  const std::vector<uint64_t> &seeds, int rounds, bool *allMeasured) {
+  kernel::Timing tr = kernel::summarize(refSamples, m.timing.targetCi);
+  auto ci = [](double x) { return std::isfinite(x) ? x : -1.0; };
+  json out{
+      {"project", m.name}, {"seeds", seeds}, {"rounds", rounds}, {"validated", true}, {"timed", kernel::timedWhat(m)}};
+  out["reference"] = {{"median_s", tr.median}, {"ci95_s", ci(tr.ci95)}, {"samples", refSamples}};
+  out["variants"] = json::array();
+  *allMeasured = true;
+  for (const auto &e : entries) {
+    json j{{"source", e.source}, {"knobs", e.variant.knobs}};
+    if (!e.error.empty()) {
+      *allMeasured = false;
+      j["error"] = e.error;
+      out["variants"].push_back(j);
+      continue;
+    }
+    const TimedVariant &t = timed[e.measured];
+    std::vector<double> ratios;
+    for (size_t i = 0; i < refSamples.size(); ++i)
+      ratios.push_back(refSamples[i] / t.samples[i]);
+    kernel::Timing tv = kernel::summarize(t.samples, m.timing.targetCi);
+    kernel::Timing sp = kernel::summarize(ratios, 1);
+    j["median_s"] = tv.median;
+    j["ci95_s"] = ci(tv.ci95);
+    j["samples"] = t.samples;
+    j["speedup"] = {{"median", sp.median}, {"ci95", ci(sp.ci95)}};
+    out["variants"].push_back(j);
+  }
+  if (entries.size() == 1) { // one variant: its figures at the top level too
+    const json &only = out["variants"][0];
+    out["knobs"] = only["knobs"];
+    out["variant"] = {{"median_s", only["median_s"]}, {"ci95_s", only["ci95_s"]}, {"samples", only["samples"]}};
+    out["speedup"] = only["speedup"];
+  }
+  return out;
+}
+
+/// The measurement for people.
+void printMeasured(const kernel::Manifest &m, const json &out, const std::vector<uint64_t> &seeds) {
+  std::cout << fmt::format("{}: validated on seeds {} ({} tolerance); median of {} interleaved rounds; timed: {}\n",
+                           m.name, fmt::join(seeds, ", "), kernel::toString(m.output.tolerance),
+                           out["reference"]["samples"].size(), kernel::timedWhat(m));
+  std::cout << fmt::format("{:<12} {:>10}\n", "reference", seconds(out["reference"]["median_s"].get<double>()));
+  for (const auto &j : out["variants"]) {
+    std::string name = j["source"].get<std::string>();
+    if (j.contains("error")) {
+      std::cout << fmt::format("{:<12} not measured: see above\n", name);
+      continue;
+    }
+    double half = j["speedup"]["ci95"].get<double>();
+    std::cout << fmt::format("{:<12} {:>10}  speedup {:.3f}x{}\n", name, seconds(j["median_s"].get<double>()),
+                             j["speedup"]["median"].get<double>(),
+                             half >= 0 ? fmt::format(" +- {:.3f} (95% CI over rounds)", half) : "");
+  }
+}
+
+} // namespace
+
 void addMeasure(CLI::App &parent, Action &action) {
   struct Options {
     std::string dir;
@@ -309,13 +386,7 @@ void addMeasure(CLI::App &parent, Action &action) {
         return failure;
       kernel::Manifest *m = &loaded->first;
       // The variants, in the order given: --knob's first (when given, or when nothing else is).
-      struct Entry {
-        std::string source; // "--knob" or the file
-        kernel::Variant variant;
-        size_t measured = 0; // index into `timed`
-        std::string error;   // why it was not measured
-      };
-      std::vector<Entry> entries;
+      std::vector<MeasuredVariant> entries;
       if (!opts->knobs.empty() || opts->variants.empty())
         entries.push_back({"--knob", loaded->second, 0, ""});
       for (const auto &file : opts->variants) {
@@ -340,12 +411,7 @@ void addMeasure(CLI::App &parent, Action &action) {
         return kRejected;
       }
       // Each distinct variant is built and validated once (two files of the same variant share it).
-      struct Timed {
-        const kernel::Variant *variant;
-        std::string exe, dir;
-        std::vector<double> samples;
-      };
-      std::vector<Timed> timed;
+      std::vector<TimedVariant> timed;
       std::map<std::string, size_t> byText;
       for (auto &e : entries) {
         std::string text = kernel::renderVariant(e.variant);
@@ -392,58 +458,12 @@ void addMeasure(CLI::App &parent, Action &action) {
       for (size_t i = 0; i < timed.size(); ++i)
         timed[i].samples = (*samples)[i];
       std::vector<double> refSamples = samples->back();
-      kernel::Timing tr = kernel::summarize(refSamples, m->timing.targetCi);
-      auto ci = [](double x) { return std::isfinite(x) ? x : -1.0; };
-      json out{{"project", m->name}, {"seeds", ev.seeds()}, {"rounds", opts->rounds}, {"validated", true},
-               {"timed", kernel::timedWhat(*m)}};
-      out["reference"] = {{"median_s", tr.median}, {"ci95_s", ci(tr.ci95)}, {"samples", refSamples}};
-      out["variants"] = json::array();
       bool allMeasured = true;
-      for (const auto &e : entries) {
-        json j{{"source", e.source}, {"knobs", e.variant.knobs}};
-        if (!e.error.empty()) {
-          allMeasured = false;
-          j["error"] = e.error;
-          out["variants"].push_back(j);
-          continue;
-        }
-        const Timed &t = timed[e.measured];
-        std::vector<double> ratios;
-        for (size_t i = 0; i < refSamples.size(); ++i)
-          ratios.push_back(refSamples[i] / t.samples[i]);
-        kernel::Timing tv = kernel::summarize(t.samples, m->timing.targetCi);
-        kernel::Timing sp = kernel::summarize(ratios, 1);
-        j["median_s"] = tv.median;
-        j["ci95_s"] = ci(tv.ci95);
-        j["samples"] = t.samples;
-        j["speedup"] = {{"median", sp.median}, {"ci95", ci(sp.ci95)}};
-        out["variants"].push_back(j);
-      }
-      if (entries.size() == 1) { // one variant: its figures at the top level too
-        const json &only = out["variants"][0];
-        out["knobs"] = only["knobs"];
-        out["variant"] = {{"median_s", only["median_s"]}, {"ci95_s", only["ci95_s"]}, {"samples", only["samples"]}};
-        out["speedup"] = only["speedup"];
-      }
-      if (opts->json) {
+      json out = measuredJson(*m, entries, timed, refSamples, ev.seeds(), opts->rounds, &allMeasured);
+      if (opts->json)
         std::cout << out.dump(2) << "\n";
-      } else {
-        std::cout << fmt::format("{}: validated on seeds {} ({} tolerance); median of {} interleaved rounds; timed: {}\n",
-                                 m->name, fmt::join(ev.seeds(), ", "), kernel::toString(m->output.tolerance),
-                                 refSamples.size(), kernel::timedWhat(*m));
-        std::cout << fmt::format("{:<12} {:>10}\n", "reference", seconds(tr.median));
-        for (const auto &j : out["variants"]) {
-          std::string name = j["source"].get<std::string>();
-          if (j.contains("error")) {
-            std::cout << fmt::format("{:<12} not measured: see above\n", name);
-            continue;
-          }
-          double half = j["speedup"]["ci95"].get<double>();
-          std::cout << fmt::format("{:<12} {:>10}  speedup {:.3f}x{}\n", name, seconds(j["median_s"].get<double>()),
-                                   j["speedup"]["median"].get<double>(),
-                                   half >= 0 ? fmt::format(" +- {:.3f} (95% CI over rounds)", half) : "");
-        }
-      }
+      else
+        printMeasured(*m, out, ev.seeds());
       return allMeasured ? kOk : kRejected;
     };
   });
@@ -481,9 +501,9 @@ void addProfile(CLI::App &parent, Action &action) {
       po.ncuReport = opts->ncu;
       po.seed = m->seeds.front();
       kernel::KernelProfile p = kernel::profileVariant(*m, *v, scratch(*m, "profile"), po);
-      json diagnosis = kernel::diagnose(p);
-      json profile{{"bottlenecks", diagnosis["bottlenecks"]}};
-      auto findings = guide->interpret("", profile, "kernel");
+      kernel::Diagnosis typed = kernel::diagnosis(p);
+      auto findings = guide->interpret("", typed.evidence, "kernel");
+      json diagnosis = kernel::toJson(typed);
       // Transformations ranked by the largest share of the findings that call for them.
       std::map<std::string, std::pair<double, std::vector<std::string>>> ranked;
       for (const auto &f : findings) {

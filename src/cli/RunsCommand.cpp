@@ -5,6 +5,7 @@
 // the optimization corpus (diagnostics, change, rationale, result per step).
 #include "cli/Commands.h"
 
+#include "report/Export.h"
 #include "report/RunView.h"
 #include "store/Store.h"
 #include "support/Diff.h"
@@ -68,115 +69,6 @@ void addRunsCommand(CLI::App &app, Action &action) {
   });
 }
 
-/// One step as `hone export` writes it (and `hone show --step --json` prints it).
-json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, size_t i) {
-  const store::StepRecord &s = steps[i];
-  const store::StepRecord *parent = nullptr;
-  if (!s.parent.empty())
-    for (const auto &p : steps)
-      if (p.hash == s.parent) {
-        parent = &p;
-        break;
-      }
-  return json{{"run", run.id},
-              {"app", run.app},
-              {"machine", run.machine},
-              {"agent", run.agent},
-              {"step", s.sequence},
-              {"hash", s.hash},
-              {"parent", s.parent.empty() ? json() : json(s.parent)},
-              // what the agent saw before proposing this step: its parent's feedback
-              {"diagnostics", parent ? parent->feedback : json()},
-              {"change", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
-              {"rationale", s.rationale},
-              {artifactName(run), s.artifact},
-              {"result",
-               {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error},
-                {"seconds", s.seconds}}},
-              {"feedback", s.feedback},
-              {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
-}
-
-/// One evaluated candidate as a line of the optimization corpus (docs/corpus.schema.json): what the
-/// agent saw (its parent's profile summary and diagnostics), what it claimed and changed, and what
-/// came of it.
-json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> &steps, size_t i) {
-  const store::StepRecord &s = steps[i];
-  const store::StepRecord *parent = nullptr;
-  for (const auto &p : steps)
-    if (!s.parent.empty() && p.hash == s.parent) {
-      parent = &p;
-      break;
-    }
-  json summary = json::array(), diagnostics = json::array();
-  if (parent && parent->profile.is_object() && parent->profile.contains("bottlenecks") &&
-      parent->profile["bottlenecks"].is_array())
-    for (const auto &b : parent->profile["bottlenecks"]) {
-      if (summary.size() == 5)
-        break;
-      if (b.is_object())
-        summary.push_back({{"kind", support::textOf(b, "kind")},
-                           {"resource", support::textOf(b, "resource")},
-                           {"share", b.contains("share") && b["share"].is_number() ? b["share"].get<double>() : 0.0}});
-    }
-  if (parent && parent->feedback.is_object() && parent->feedback.contains("findings") &&
-      parent->feedback["findings"].is_array())
-    for (const auto &f : parent->feedback["findings"]) {
-      if (!f.is_object())
-        continue;
-      json d{{"rule", support::textOf(f, "rule")}, {"severity", support::textOf(f, "severity")}, {"evidence", support::textOf(f, "evidence")}};
-      for (const char *key : {"explanation", "suggestion", "transformations"})
-        if (f.contains(key))
-          d[key] = f[key];
-      if (f.contains("subject") && f["subject"].is_object())
-        for (const char *key : {"file", "line"})
-          if (f["subject"].contains(key))
-            d[key] = f["subject"][key];
-      diagnostics.push_back(std::move(d));
-    }
-  const json &notes = s.notes.is_object() ? s.notes : json::object();
-  json transformations = json::array(), addresses = json::array(), aligned = nullptr;
-  if (notes.contains("claims") && notes["claims"].is_object()) {
-    const json &c = notes["claims"];
-    if (c.contains("transformation") && c["transformation"].is_string() && !c["transformation"].get<std::string>().empty())
-      transformations.push_back(c["transformation"]);
-    if (c.contains("addresses") && c["addresses"].is_array())
-      addresses = c["addresses"];
-  }
-  if (notes.contains("alignment") && notes["alignment"].is_object() && notes["alignment"].contains("aligned"))
-    aligned = notes["alignment"]["aligned"];
-  const std::string &st = s.status;
-  std::string build = st == "rejected" ? "not built" : st == "build_failed" ? "failed" : "ok";
-  std::string validation = st == "ok"                                   ? "passed"
-                           : st == "rejected" || st == "build_failed" ? "not run"
-                                                                        : "failed";
-  bool relative = support::numberOf(run.config, "baseline") > 0;
-  return json{{"schema", "hone.corpus/1"},
-              {"run", run.id},
-              {"domain", run.domain},
-              {"subject", run.app},
-              {"machine", run.machine},
-              {"agent", run.agent},
-              {"step", s.sequence},
-              {"hash", s.hash},
-              {"parent", s.parent.empty() ? json() : json(s.parent)},
-              {"profile_summary", summary},
-              {"diagnostics", diagnostics},
-              {"transformations", transformations},
-              {"addresses", addresses},
-              {"aligned", aligned},
-              {"diff", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
-              {"rationale", s.rationale},
-              {"status", st},
-              {"error", s.error},
-              {"build", build},
-              {"validation", validation},
-              {"score", s.score},
-              {"speedup", relative && st == "ok" ? json(s.score) : json()},
-              {"tokens", {{"prompt", s.promptTokens}, {"completion", s.completionTokens}}},
-              {"cost", s.cost},
-              {"seconds", s.seconds}};
-}
 
 /// What the LLM's prompts weighed: sizes of every request's first messages (system and user), as
 /// the steps' notes recorded them; nullopt when no step has one (no LLM, or a run before hone kept it).
@@ -278,8 +170,11 @@ void addShowCommand(CLI::App &app, Action &action) {
         }
         if (opts->json) {
           // One step in full: with the profile its evaluation produced (the model's, or a real run's).
-          json j = stepJson(*run, steps, static_cast<size_t>(*opts->step));
-          j["profile"] = steps[static_cast<size_t>(*opts->step)].profile;
+          json j = report::stepJson(*run, steps, static_cast<size_t>(*opts->step));
+          const store::StepRecord &step = steps[static_cast<size_t>(*opts->step)];
+          j["profile"] = support::withEvidence(step.profile, step.evidence);
+          if (!step.evidenceProblem.empty())
+            j["evidence_problem"] = step.evidenceProblem;
           std::cout << j.dump(2) << "\n";
         }
         else
@@ -385,7 +280,7 @@ void addExportCommand(CLI::App &app, Action &action) {
         return kUsage;
       }
       for (size_t i = 0; i < steps.size(); ++i) {
-        json line = opts->corpus ? corpusJson(*run, steps, i) : stepJson(*run, steps, i);
+        json line = opts->corpus ? report::corpusJson(*run, steps, i) : report::stepJson(*run, steps, i);
         text += line.dump() + "\n";
       }
       if (opts->out.empty()) {

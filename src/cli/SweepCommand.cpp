@@ -1,24 +1,23 @@
 // hone sweep (--apps A,B | --kernels DIR,DIR) --agents G,H --seeds 1-3 [--iterations N] [--machine M]
 //            [--db STORE] [--executor local|slurm [--slurm-*]] [--jobs N] [--tag NAME] [--json] [-- TUNE ARGS]
-// The papers' protocol, subjects x agents x seeds, as one batch: each combination is a `hone tune` of its
-// own (its own store and work folder, in the sweep's folder beside the store), run here N at a time or as
-// one Slurm array job, and every run is gathered into STORE at the end. Running the same command again
-// picks up where a killed sweep stopped: finished tasks are not run again, an array still in the queue is
-// waited for, and runs already gathered are not gathered twice.
+// The papers' protocol, subjects x agents x seeds, as one batch (tune/Sweep.h): its flags, the executor
+// that runs the tasks (here N at a time, or an executor kind that runs many at once: one Slurm array job),
+// and the sweep's table. Running the same command again picks up where a killed sweep stopped: finished
+// tasks are not run again, an array still in the queue is waited for, and runs already gathered are not
+// gathered twice.
 #include "cli/Commands.h"
 
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/StringUtil.h"
 #include "tune/Session.h"
+#include "tune/Sweep.h"
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -70,136 +69,8 @@ support::Expected<std::vector<uint64_t>> parseSeeds(const std::vector<std::strin
   return seeds;
 }
 
-struct Task {
-  std::string subject, agent;
-  uint64_t seed = 0;
-  fs::path folder;
-  support::SubprocessOptions command;
-  support::SubprocessResult result;
-  std::vector<int64_t> runs; // in the sweep's store
-  std::string error;
-};
-
-/// One `hone tune` per subject x agent x seed, each in its own folder under `root` with its own store.
-std::vector<Task> planTasks(const std::vector<std::string> &subjects, bool kernel,
-                            const std::vector<std::string> &agents, const std::vector<uint64_t> &seeds,
-                            size_t iterations, const std::string &machine, const std::vector<std::string> &tuneArgs,
-                            const std::string &self, const fs::path &root) {
-  std::error_code ec;
-  std::vector<Task> tasks;
-  for (const auto &subject : subjects)
-    for (const auto &agent : agents)
-      for (uint64_t seed : seeds) {
-        Task t;
-        t.subject = subject;
-        t.agent = agent;
-        t.seed = seed;
-        t.folder = root / fmt::format("task-{}", tasks.size());
-        fs::create_directories(t.folder, ec);
-        std::vector<std::string> argv = {self,
-                                         "tune",
-                                         kernel ? "--kernel" : "--app",
-                                         subject,
-                                         "--agent",
-                                         agent,
-                                         "--seed",
-                                         std::to_string(seed),
-                                         "--iterations",
-                                         std::to_string(iterations),
-                                         "--db",
-                                         (t.folder / "tune.db").string(),
-                                         "--workdir",
-                                         (t.folder / "work").string(),
-                                         "--out",
-                                         (t.folder / (kernel ? "best" : "best.map")).string(),
-                                         "--json"};
-        if (!machine.empty())
-          argv.insert(argv.end(), {"--machine", machine});
-        argv.insert(argv.end(), tuneArgs.begin(), tuneArgs.end());
-        t.command.argv = argv;
-        t.command.workdir = t.folder.string();
-        t.command.outputLimitBytes = 4 << 20;
-        tasks.push_back(std::move(t));
-      }
-  return tasks;
-}
-
-/// Runs the tasks here, `jobs` processes at a time; a task that finished before (its status file) is not
-/// run again.
-void runHere(std::vector<Task> &tasks, size_t jobs,
-             const std::function<void(size_t, const support::SubprocessResult &)> &heard) {
-  std::atomic<size_t> next{0};
-  auto worker = [&]() {
-    for (size_t i; (i = next++) < tasks.size() && !support::interrupted();) {
-      Task &t = tasks[i];
-      auto status = support::readFile((t.folder / "status").string());
-      if (status && !status->empty()) {
-        t.result.started = true;
-        t.result.exitCode = std::atoi(status->c_str());
-        continue;
-      }
-      t.result = support::runSubprocess(t.command);
-      (void)support::writeFileAtomically((t.folder / "output").string(), t.result.output, nullptr);
-      if (!t.result.interrupted && t.result.started)
-        (void)support::writeFileAtomically(
-            (t.folder / "status").string(),
-            std::to_string(t.result.signal ? 128 + t.result.signal : t.result.exitCode) + "\n", nullptr);
-      heard(i, t.result);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < std::max<size_t>(1, std::min(jobs, tasks.size())); ++w)
-    pool.emplace_back(worker);
-  for (auto &th : pool)
-    th.join();
-}
-
-/// Gathers every task's runs into the sweep's store (once: a task's gathered runs are noted in its folder)
-/// and says why a task has none; the number of tasks that failed.
-size_t gather(std::vector<Task> &tasks, store::Store &store) {
-  size_t failed = 0;
-  for (auto &t : tasks) {
-    if (auto gathered = support::readFile((t.folder / "gathered").string())) {
-      std::istringstream in(*gathered);
-      for (int64_t id; in >> id;)
-        t.runs.push_back(id);
-      continue;
-    }
-    if (!fs::exists(t.folder / "tune.db")) {
-      t.error = t.result.interrupted ? "interrupted" : "no run: " + t.result.describe();
-      continue;
-    }
-    auto from = store::Store::open((t.folder / "tune.db").string());
-    if (!from) {
-      t.error = from.error().message;
-      continue;
-    }
-    std::string ids;
-    for (const auto &run : (*from)->runs()) {
-      auto id = store.importRun(**from, run.id);
-      if (!id) {
-        t.error = id.error().message;
-        break;
-      }
-      t.runs.push_back(*id);
-      ids += std::to_string(*id) + "\n";
-    }
-    if (t.error.empty())
-      (void)support::writeFileAtomically((t.folder / "gathered").string(), ids, nullptr);
-  }
-  for (auto &t : tasks) {
-    if (t.error.empty() && t.result.started && !t.result.ok()) {       // `hone tune` said why on its stderr
-      auto output = support::readFile((t.folder / "output").string()); // here; a job's output is in its result
-      std::string why = support::telltaleLine(!t.result.output.empty() ? t.result.output : output ? *output : "");
-      t.error = "hone tune " + t.result.describe() + (why.empty() ? "" : ": " + why);
-    }
-    failed += !t.error.empty() || t.runs.empty();
-  }
-  return failed;
-}
-
 /// The sweep's table (or its JSON): a row per task with its runs, their status and best score.
-void printSweep(const std::vector<Task> &tasks, store::Store &store, const std::string &db, const fs::path &root,
+void printSweep(const std::vector<tune::SweepTask> &tasks, store::Store &store, const std::string &db, const fs::path &root,
                 bool json, size_t failed) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto &t : tasks) {
@@ -326,8 +197,9 @@ void addSweepCommand(CLI::App &app, Action &action) {
         std::cerr << "hone: cannot create the sweep's folder " << root.string() << ": " << ec.message() << "\n";
         return kUsage;
       }
-      std::vector<Task> tasks = planTasks(subjects, kernel, agents, *seeds, opts->iterations, opts->machine,
-                                          opts->tuneArgs, self, root);
+      std::vector<tune::SweepTask> tasks =
+          tune::planSweep(subjects, kernel ? "--kernel" : "--app", agents, *seeds, opts->iterations, opts->machine,
+                          opts->tuneArgs, self, root, kernel ? "best" : "best.map");
 
       support::installInterruptHandlers();
       std::mutex printing;
@@ -338,30 +210,24 @@ void addSweepCommand(CLI::App &app, Action &action) {
                                    fs::path(tasks[i].subject).filename().string(), tasks[i].agent, tasks[i].seed,
                                    r.ok() ? "done" : r.describe());
       };
-      if (opts->executor.executor == "slurm") {
+      // An executor kind that runs many commands at once (Slurm: one array job) takes them all.
+      const support::ExecutorKind *kind = support::executorKind(opts->executor.executor);
+      if (kind && kind->runMany) {
         tune::TuneConfig probe;
         if (!applyExecutorOptions(opts->executor, probe))
           return kUsage;
-        auto settings = cluster::SlurmSettings::fromJson(probe.executorOptions);
-        if (!settings) {
-          std::cerr << "hone: " << settings.error().message << "\n";
-          return kUsage;
-        }
-        settings->jobDir = settings->jobDir.empty() ? root.string() : settings->jobDir;
-        settings->runTag = "jobs";
-        auto ex = cluster::SlurmExecutor::make(*settings);
-        if (!ex) {
-          std::cerr << "hone: " << ex.error().message << "\n";
-          return kUsage;
-        }
         std::vector<support::SubprocessOptions> commands;
         for (const auto &t : tasks)
           commands.push_back(t.command);
-        auto results = (*ex)->runArray(commands, "sweep", opts->jobs, heard);
+        auto results = kind->runMany(probe.executorOptions, root.string(), commands, opts->jobs, heard);
+        if (!results) {
+          std::cerr << "hone: " << results.error().message << "\n";
+          return kUsage;
+        }
         for (size_t i = 0; i < tasks.size(); ++i)
-          tasks[i].result = results[i];
+          tasks[i].result = (*results)[i];
       } else {
-        runHere(tasks, opts->jobs, heard);
+        tune::runSweepHere(tasks, opts->jobs, heard);
       }
 
       auto st = store::Store::open(opts->db);
@@ -369,7 +235,7 @@ void addSweepCommand(CLI::App &app, Action &action) {
         std::cerr << "hone: --db " << opts->db << ": " << st.error().message << "\n";
         return kUsage;
       }
-      size_t failed = gather(tasks, **st);
+      size_t failed = tune::gatherSweep(tasks, **st);
       printSweep(tasks, **st, opts->db, root, opts->json, failed);
       if (support::interrupted())
         return 128 + support::interruptSignal();

@@ -79,46 +79,22 @@ int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t
   return kOk;
 }
 
-} // namespace
+/// What `hone tune`'s flags say.
+struct TuneOptions {
+  TuneConfig config;
+  mapping::MappingOptions mapping;
+  kernel::KernelOptions kernel;
+  std::string startFile, db = "hone.db", out;
+  bool json = false, noProfile = false, noSourceTransforms = false;
+  double memoryMb = 0;
+  std::string refusedKey; // --api-key is refused; never printed
+  ExecutorFlags executor;
+};
 
-void addTuneCommand(CLI::App &app, Action &action) {
-  struct Options {
-    TuneConfig config;
-    mapping::MappingOptions mapping;
-    kernel::KernelOptions kernel;
-    std::string startFile, db = "hone.db", out;
-    bool json = false, noProfile = false, noSourceTransforms = false;
-    double memoryMb = 0;
-    std::string refusedKey; // --api-key is refused; never printed
-    ExecutorFlags executor;
-  };
-  auto opts = std::make_shared<Options>();
-  TuneConfig &c = opts->config;
-  mapping::MappingOptions &m = opts->mapping;
-  auto *cmd = app.add_subcommand("tune", "Search for a faster mapper or kernel: propose, evaluate, explain, repeat");
-  auto *appOpt = cmd->add_option("--app", m.app, "Application model: a name in models/apps or a .toml path");
-  auto *kernelOpt = cmd->add_option("--kernel", opts->kernel.project,
-                                    "Kernel project: a folder with hone.toml (hone kernel init makes one)");
-  appOpt->excludes(kernelOpt);
-  cmd->add_option("--machine", m.machine, "Machine model")->capture_default_str();
-  cmd->add_option("--size", m.size, "Problem size (default: the app's)");
-  cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp())->capture_default_str();
-  cmd->add_option("--iterations", c.iterations, "Evaluations at most")->capture_default_str()->check(
-      CLI::Range(size_t{1}, size_t{1000000}));
-  cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
-  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
-  cmd->add_option("--out", opts->out, "Where to write the best mapper (default: beside the store, STORE-best-APP-runID.map)");
-  cmd->add_option("--jobs", c.jobs, "Candidates evaluated in parallel")->capture_default_str()->check(
-      CLI::Range(size_t{1}, size_t{256}));
-  cmd->add_option("--feedback", c.feedback, "What the agent sees: exec, exec+explain, exec+explain+suggest")
-      ->capture_default_str();
-  cmd->add_option("--rules", c.rules, "Extra AutoGuide rule files (TOML)");
+/// The flags of the mapping domain's model and command evaluator, and the kernel domain's.
+void addDomainFlags(CLI::App *cmd, TuneOptions &o) {
+  mapping::MappingOptions &m = o.mapping;
   cmd->add_option("--noise", m.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds")->check(CLI::PositiveNumber);
-  cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--target", c.target, "Stop once the best score reaches this")->check(CLI::PositiveNumber);
   cmd->add_option("--evaluator", m.evaluator, "model (default) or command (real builds and runs)")
       ->capture_default_str();
   cmd->add_option("--build", m.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
@@ -130,7 +106,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--repeats", m.command.repeats, "Command evaluator: runs per candidate (the metric is their median)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  cmd->add_option("--memory-mb", opts->memoryMb, "Command evaluator: address-space limit per command (MiB)");
+  cmd->add_option("--memory-mb", o.memoryMb, "Command evaluator: address-space limit per command (MiB)");
   cmd->add_option("--surrogate", m.surrogate,
                   "Command evaluator: 'model' searches the performance model and runs only what it predicts best")
       ->check(CLI::IsMember({"model"}));
@@ -138,22 +114,20 @@ void addTuneCommand(CLI::App &app, Action &action) {
                   "Command evaluator with --surrogate: model evaluations per real one")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--workdir", opts->kernel.workdir,
+  cmd->add_option("--workdir", o.kernel.workdir,
                   "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
-  cmd->add_flag("--no-profile", opts->noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
-  cmd->add_option("--final-rounds", opts->kernel.finalRounds,
+  cmd->add_flag("--no-profile", o.noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
+  cmd->add_option("--final-rounds", o.kernel.finalRounds,
                   "Kernels: interleaved rounds timing the best beside the unmodified program and its -O3 -march=native "
                   "build when it is written (0: none)")
       ->check(CLI::Range(0, 100));
-  cmd->add_flag("--no-source-transforms", opts->noSourceTransforms,
+  cmd->add_flag("--no-source-transforms", o.noSourceTransforms,
                 "Kernels: no knobs of hone's own source transformations (only the manifest's)");
-  cmd->add_option("--ncu", opts->kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
-  cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
-  addExecutorOptions(*cmd, opts->executor,
-                     "Where evaluations run their commands: local, or slurm (each command a batch job; needs "
-                     "--evaluator command or --kernel)");
-  tune::LlmConfig &l = c.llm;
-  const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
+  cmd->add_option("--ncu", o.kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
+}
+
+/// The LLM agent's flags, in the group `llm`.
+void addLlmFlags(CLI::App *cmd, tune::LlmConfig &l, const char *llm) {
   addLlmEndpointOptions(*cmd, l.client, llm);
   cmd->add_option("--optimizer", l.optimizer, "trace, opro, or K-shot (0-shot, 5-shot: no feedback)")
       ->capture_default_str()
@@ -206,86 +180,135 @@ void addTuneCommand(CLI::App &app, Action &action) {
       ->group(llm);
   cmd->add_option("--prompts", l.promptDirs, "Folder with prompt templates that override prompts/mapping/*.md")
       ->group(llm);
+}
+
+/// Flags given that the chosen agent or evaluator does not read: a warning each.
+void warnUnreadFlags(const TuneOptions &opts, CLI::App *cmd, const char *llm) {
+  // What the chosen agent does, as it registered (an agent of that name in any domain).
+  bool known = false, asksModel = false, usesStart = false;
+  std::vector<std::string> modelAgents;
+  for (const tune::AgentInfo *a : tune::Registry::instance().agents()) {
+    if (a->asksModel && std::find(modelAgents.begin(), modelAgents.end(), a->name) == modelAgents.end())
+      modelAgents.push_back(a->name);
+    if (a->name == opts.config.agent) {
+      known = true;
+      asksModel = asksModel || a->asksModel;
+      usesStart = usesStart || a->usesStart;
+    }
+  }
+  if (known && !asksModel)
+    for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
+      if (o->count() > 0)
+        std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent "
+                  << fmt::format("{}", fmt::join(modelAgents, " or --agent ")) << "\n";
+  if (!opts.startFile.empty() && known && !usesStart)
+    std::cerr << "hone: warning: --start has no effect with --agent " << opts.config.agent
+              << " (it searches the space from its default assignment)\n";
+  if (opts.mapping.evaluator != "command")
+    for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb", "--repeats"})
+      if (cmd->get_option(name)->count() > 0)
+        std::cerr << "hone: warning: " << name << " has no effect without --evaluator command\n";
+}
+
+/// The run the flags describe, started.
+int startTune(const TuneOptions &opts) {
+  TuneConfig config = opts.config;
+  if (opts.kernel.project.empty() && opts.mapping.app.empty()) {
+    std::cerr << "hone: tune needs --app APP (a Legion application model) or --kernel DIR (a kernel project)\n";
+    return kUsage;
+  }
+  if (!opts.kernel.project.empty()) {
+    config.domain = kernel::kDomainName;
+    kernel::KernelOptions k = opts.kernel;
+    k.profile = !opts.noProfile;
+    k.sourceTransforms = !opts.noSourceTransforms;
+    k.workdir = k.workdir.empty() ? "" : k.workdir;
+    config.options = k.toJson();
+  } else {
+    config.domain = mapping::kDomainName;
+    mapping::MappingOptions mo = opts.mapping;
+    mo.command.workdir = opts.kernel.workdir;
+    mo.command.memoryLimitBytes = static_cast<size_t>(opts.memoryMb * 1024 * 1024);
+    config.options = mo.toJson();
+  }
+  if (!applyExecutorOptions(opts.executor, config))
+    return kUsage;
+  if (!opts.startFile.empty()) {
+    auto text = support::readFile(opts.startFile);
+    if (!text) {
+      std::cerr << "hone: --start: " << text.error().message << "\n";
+      return kUsage;
+    }
+    std::error_code ec;
+    if (!opts.out.empty() && std::filesystem::equivalent(opts.out, opts.startFile, ec)) {
+      std::cerr << "hone: --out " << opts.out << " is the --start file; the best would overwrite it: choose "
+                << "another --out\n";
+      return kUsage;
+    }
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
+      std::cerr << "hone: --start " << opts.startFile << " is empty\n";
+      return kUsage;
+    }
+    config.start = *text;
+    config.startLabel = opts.startFile;
+    // A start that does not check would make every edit of it fail: say so now, located.
+    auto bad = tune::Registry::instance().domain(config.domain)->checkStart(config, config.start, opts.startFile);
+    if (!bad) {
+      std::cerr << "hone: " << bad.error().message << "\n";
+      return kUsage;
+    }
+    if (*bad) {
+      std::cerr << **bad << "hone: --start " << opts.startFile << " does not check; fix it first\n";
+      return kRejected;
+    }
+  }
+  return runAndPrint(config, opts.db, std::nullopt, opts.out, opts.json);
+}
+
+} // namespace
+
+void addTuneCommand(CLI::App &app, Action &action) {
+  auto opts = std::make_shared<TuneOptions>();
+  TuneConfig &c = opts->config;
+  mapping::MappingOptions &m = opts->mapping;
+  auto *cmd = app.add_subcommand("tune", "Search for a faster mapper or kernel: propose, evaluate, explain, repeat");
+  auto *appOpt = cmd->add_option("--app", m.app, "Application model: a name in models/apps or a .toml path");
+  auto *kernelOpt = cmd->add_option("--kernel", opts->kernel.project,
+                                    "Kernel project: a folder with hone.toml (hone kernel init makes one)");
+  appOpt->excludes(kernelOpt);
+  cmd->add_option("--machine", m.machine, "Machine model")->capture_default_str();
+  cmd->add_option("--size", m.size, "Problem size (default: the app's)");
+  cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp())->capture_default_str();
+  cmd->add_option("--iterations", c.iterations, "Evaluations at most")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1000000}));
+  cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
+  cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
+  cmd->add_option("--out", opts->out,
+                  "Where to write the best mapper (default: beside the store, STORE-best-APP-runID.map)");
+  cmd->add_option("--jobs", c.jobs, "Candidates evaluated in parallel")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{256}));
+  cmd->add_option("--feedback", c.feedback, "What the agent sees: exec, exec+explain, exec+explain+suggest")
+      ->capture_default_str();
+  cmd->add_option("--rules", c.rules, "Extra AutoGuide rule files (TOML)");
+  cmd->add_option("--time-limit", c.wallTimeS, "Stop after this many seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--target", c.target, "Stop once the best score reaches this")->check(CLI::PositiveNumber);
+  addDomainFlags(cmd, *opts);
+  cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
+  addExecutorOptions(*cmd, opts->executor,
+                     "Where evaluations run their commands: local, or slurm (each command a batch job; needs "
+                     "--evaluator command or --kernel)");
+  const char *llm = "LLM agent (--agent llm; docs/LLM.md)";
+  addLlmFlags(cmd, c.llm, llm);
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
   cmd->callback([opts, &action, keyOption, cmd, llm] {
     refuseKey(keyOption);
-    // What the chosen agent does, as it registered (an agent of that name in any domain).
-    bool known = false, asksModel = false, usesStart = false;
-    std::vector<std::string> modelAgents;
-    for (const tune::AgentInfo *a : tune::Registry::instance().agents()) {
-      if (a->asksModel && std::find(modelAgents.begin(), modelAgents.end(), a->name) == modelAgents.end())
-        modelAgents.push_back(a->name);
-      if (a->name == opts->config.agent) {
-        known = true;
-        asksModel = asksModel || a->asksModel;
-        usesStart = usesStart || a->usesStart;
-      }
-    }
-    if (known && !asksModel)
-      for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
-        if (o->count() > 0)
-          std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent "
-                    << fmt::format("{}", fmt::join(modelAgents, " or --agent ")) << "\n";
-    if (!opts->startFile.empty() && known && !usesStart)
-      std::cerr << "hone: warning: --start has no effect with --agent " << opts->config.agent
-                << " (it searches the space from its default assignment)\n";
-    if (opts->mapping.evaluator != "command")
-      for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb", "--repeats"})
-        if (cmd->get_option(name)->count() > 0)
-          std::cerr << "hone: warning: " << name << " has no effect without --evaluator command\n";
-    action = [opts]() -> int {
-      TuneConfig config = opts->config;
-      if (opts->kernel.project.empty() && opts->mapping.app.empty()) {
-        std::cerr << "hone: tune needs --app APP (a Legion application model) or --kernel DIR (a kernel project)\n";
-        return kUsage;
-      }
-      if (!opts->kernel.project.empty()) {
-        config.domain = kernel::kDomainName;
-        kernel::KernelOptions k = opts->kernel;
-        k.profile = !opts->noProfile;
-        k.sourceTransforms = !opts->noSourceTransforms;
-        k.workdir = k.workdir.empty() ? "" : k.workdir;
-        config.options = k.toJson();
-      } else {
-        config.domain = mapping::kDomainName;
-        mapping::MappingOptions mo = opts->mapping;
-        mo.command.workdir = opts->kernel.workdir;
-        mo.command.memoryLimitBytes = static_cast<size_t>(opts->memoryMb * 1024 * 1024);
-        config.options = mo.toJson();
-      }
-      if (!applyExecutorOptions(opts->executor, config))
-        return kUsage;
-      if (!opts->startFile.empty()) {
-        auto text = support::readFile(opts->startFile);
-        if (!text) {
-          std::cerr << "hone: --start: " << text.error().message << "\n";
-          return kUsage;
-        }
-        std::error_code ec;
-        if (!opts->out.empty() && std::filesystem::equivalent(opts->out, opts->startFile, ec)) {
-          std::cerr << "hone: --out " << opts->out << " is the --start file; the best would overwrite it: choose "
-                    << "another --out\n";
-          return kUsage;
-        }
-        if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
-          std::cerr << "hone: --start " << opts->startFile << " is empty\n";
-          return kUsage;
-        }
-        config.start = *text;
-        config.startLabel = opts->startFile;
-        // A start that does not check would make every edit of it fail: say so now, located.
-        auto bad = tune::Registry::instance().domain(config.domain)->checkStart(config, config.start, opts->startFile);
-        if (!bad) {
-          std::cerr << "hone: " << bad.error().message << "\n";
-          return kUsage;
-        }
-        if (*bad) {
-          std::cerr << **bad << "hone: --start " << opts->startFile << " does not check; fix it first\n";
-          return kRejected;
-        }
-      }
-      return runAndPrint(config, opts->db, std::nullopt, opts->out, opts->json);
-    };
+    warnUnreadFlags(*opts, cmd, llm);
+    action = [opts]() -> int { return startTune(*opts); };
   });
 }
 

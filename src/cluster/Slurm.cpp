@@ -388,6 +388,20 @@ void registerSlurmExecutor() {
          if (!made)
            return made.error();
          return std::shared_ptr<support::CommandExecutor>(*made);
+       },
+       [](const nlohmann::json &options, const std::string &folder,
+          const std::vector<support::SubprocessOptions> &commands, size_t inFlight,
+          const std::function<void(size_t, const support::SubprocessResult &)> &heard)
+           -> support::Expected<std::vector<support::SubprocessResult>> {
+         auto settings = SlurmSettings::fromJson(options);
+         if (!settings)
+           return settings.error();
+         settings->jobDir = settings->jobDir.empty() ? folder : settings->jobDir;
+         settings->runTag = "jobs"; // the same for every run of the batch: a restarted one adopts its array
+         auto made = SlurmExecutor::make(*settings);
+         if (!made)
+           return made.error();
+         return (*made)->runArray(commands, "sweep", inFlight, heard);
        }});
 }
 

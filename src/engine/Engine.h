@@ -4,6 +4,8 @@
 // the loop through a Recorder. (docs/ARCHITECTURE.md, "A tuning run, end to end".)
 #pragma once
 
+#include "support/Evidence.h"
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -47,6 +49,7 @@ struct EvalResult {
   std::string error;                     // the failure message, when not Ok
   std::string rawOutput;                 // what the evaluator saw (bounded)
   nlohmann::json profile;                // domain data for feedback (e.g. the simulator's result)
+  support::Evidence evidence;            // what its profilers found, typed (AutoGuide reads it)
   double seconds = 0;                    // time the evaluation took
   bool ok() const { return status == EvalStatus::Ok; }
 };

@@ -9,11 +9,13 @@
 #include "kernel/Manifest.h"
 #include "kernel/Profile.h"
 #include "kernel/Runner.h"
+#include "support/Evidence.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,13 +42,15 @@ struct Thresholds {
 };
 
 struct ProfileOptions {
-  bool cachegrind = true, perf = true, remarks = true, mca = true, ptxas = true;
+  /// Profilers left out, by name ("cachegrind", "remarks", "omp-schedules", "perf", "llvm-mca", "ptxas",
+  /// "ncu": kernel/profilers/).
+  std::set<std::string> off;
   std::string ncuReport; // a CSV file from `ncu --csv`, when the user has one
   uint64_t seed = 1;
 };
 
-/// Profiles `v` with every tool available, working in `dir`. Tools that are missing or fail
-/// are listed in `skipped` with the reason; never an error for that.
+/// Profiles `v` with every profiler (kernel/profilers/) not left out, working in `dir`. Tools that are
+/// missing or fail are listed in `skipped` with the reason; never an error for that.
 KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o);
 
 /// Every kind of finding the diagnosis makes, declared here once: a finding's "kind" is its id, and
@@ -84,9 +88,19 @@ std::optional<FindingKind> parseFindingKind(std::string_view id);
 /// Whether a kind is one of the vectorizer's (a loop it left scalar, for one of its reasons).
 bool vectorizerKind(FindingKind kind);
 
-/// The findings of a profile: {"bottlenecks": [{kind, resource, share, detail, numbers, file, line}]},
-/// the form AutoGuide's "bottleneck" rules match; `share` is the fraction of the time the finding
-/// could save (its ranking).
+/// The findings of a profile, typed: each a bottleneck whose kind is a FindingKind's id, citing its
+/// numbers with their units and the tool that measured them, ranked by `share` (the fraction of the
+/// time it could save); where the time goes (`breakdown`, null when the profile has none) and the
+/// findings left out as cold (`cold`: [{kind, file, line, nest_line, nest_share, why}]).
+struct Diagnosis {
+  support::Evidence evidence;
+  nlohmann::json breakdown;
+  nlohmann::json cold;
+};
+Diagnosis diagnosis(const KernelProfile &p, const Thresholds &t = {});
+/// Its JSON (`hone kernel profile --json`): {"schema": 1, "bottlenecks": [...], "breakdown", "cold"}.
+nlohmann::json toJson(const Diagnosis &d);
+/// toJson(diagnosis(p, t)).
 nlohmann::json diagnose(const KernelProfile &p, const Thresholds &t = {});
 
 /// Where the time goes, for a reader (`hone kernel profile`, the LLM prompt): the diagnosis's

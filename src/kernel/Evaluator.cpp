@@ -713,12 +713,13 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
   }
   if (newBest && settings_.profile) {
     KernelProfile p = profileVariant(manifest_, *variant, (fs::path(dir) / "profile").string(), settings_.profileOptions);
-    nlohmann::json diagnosis = diagnose(p, settings_.thresholds);
+    Diagnosis d = diagnosis(p, settings_.thresholds);
     r.profile["kernel_profile"] = toJson(p);
-    r.profile["bottlenecks"] = diagnosis["bottlenecks"];
-    for (const char *key : {"breakdown", "cold"}) // where the time goes: the agents' first evidence
-      if (diagnosis.contains(key))
-        r.profile[key] = diagnosis[key];
+    r.evidence = std::move(d.evidence);
+    if (!d.breakdown.is_null()) { // where the time goes: the agents' first evidence
+      r.profile["breakdown"] = std::move(d.breakdown);
+      r.profile["cold"] = std::move(d.cold);
+    }
     if (manifest_.plan && p.cachegrind) // where the time goes among the nests hone can transform
       r.profile["nests"] = nestHeat(manifest_, *p.cachegrind);
   }

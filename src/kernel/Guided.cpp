@@ -169,7 +169,7 @@ public:
       // Only a profiled evaluation carries a diagnosis (the evaluator profiles its new bests, which
       // need not be this agent's: a move within the noise of the evaluator's best is not profiled, and
       // its empty findings say nothing). The old base's diagnosis stands until a new one comes.
-      bool profiled = s.result.profile.is_object() && s.result.profile.contains("bottlenecks");
+      bool profiled = s.result.evidence.profiled();
       bool diagnosed = profiled && s.feedback.is_object() && s.feedback.contains("findings");
       if (diagnosed && s.result.ok() && (improved || findings_.is_null())) {
         findings_ = s.feedback["findings"];
@@ -266,12 +266,25 @@ private:
     return out;
   }
 
+  /// What the agent proposes from the best, in order: the edits the diagnosis calls for, a clear loss
+  /// among them with a companion, the exploration of every knob, then pairs of knobs.
   std::vector<Edit> edits() const {
     std::vector<Edit> out, called; // called: every edit the diagnosis calls for, set aside or not
+    diagnosedEdits(out, called);
+    companionEdits(called, out);
+    std::vector<const Knob *> knobs = explorable();
+    explorationEdits(knobs, out);
+    pairEdits(knobs, out);
+    return out;
+  }
+
+  /// 1. What the diagnosis calls for, largest share first, breadth first over the knobs it names; every
+  /// edit it calls for also goes to `called`, set aside or not.
+  void diagnosedEdits(std::vector<Edit> &out, std::vector<Edit> &called) const {
     // knob -> the edits of it the diagnosis calls for, in order (nullopt: one not proposed alone again)
     std::vector<std::pair<std::string, std::vector<std::optional<Edit>>>> queues;
-    // 1. What the diagnosis calls for, largest share first (AutoGuide lists findings in its rules'
-    //    order; each kernel finding carries the share of the time it could save in its subject).
+    // AutoGuide lists findings in its rules' order; each kernel finding carries the share of the time
+    // it could save in its subject.
     std::vector<const json *> ranked;
     if (findings_.is_array())
       for (const auto &f : findings_)
@@ -358,12 +371,15 @@ private:
       for (const auto &q : queues)
         if (round < q.second.size() && q.second[round])
           out.push_back(*q.second[round]);
-    // 1b. An edit the diagnosis called for that clearly lost (under 0.8 of the best), tried again with
-    //     the first three edits the diagnosis calls for on each other knob. A change with a large effect,
-    //     even a loss, shows that its knob matters here and may need a companion to pay off:
-    //     privatizing a histogram whose loop deals iterations out one at a time loses until the
-    //     schedule is static. The two largest losses; an edit that changed little says its knob
-    //     does not matter, and failures (score 0) are not combined.
+  }
+
+  /// 1b. An edit the diagnosis called for that clearly lost, again with a companion.
+  void companionEdits(const std::vector<Edit> &called, std::vector<Edit> &out) const {
+    // Clearly lost: under 0.8 of the best. Tried again with the first three edits the diagnosis calls
+    // for on each other knob: a change with a large effect, even a loss, shows that its knob matters
+    // here and may need a companion to pay off (privatizing a histogram whose loop deals iterations
+    // out one at a time loses until the schedule is static). The two largest losses; an edit that
+    // changed little says its knob does not matter, and failures (score 0) are not combined.
     auto changedKnob = [&](const Edit &e) -> std::string {
       for (const auto &[name, value] : e.values)
         if (best_.count(name) && best_.at(name) != value)
@@ -404,13 +420,22 @@ private:
                        ""});
       }
     }
-    // 2. Exploration: every knob's other values, cheap roles first, nearest values first.
+  }
+
+  /// The knobs exploration and pairs move: cheap roles first; a source knob only on the project's own
+  /// files and a nest that is not cold.
+  std::vector<const Knob *> explorable() const {
     std::vector<const Knob *> knobs;
     for (const Knob *k : byHeat())
       if (k->kind != KnobKind::Source || (files_.empty() && !cold(*k)))
         knobs.push_back(k);
     std::stable_sort(knobs.begin(), knobs.end(),
                      [](const Knob *a, const Knob *b) { return explorationRank(a->role) < explorationRank(b->role); });
+    return knobs;
+  }
+
+  /// 2. Exploration: every knob's other values, nearest values first.
+  void explorationEdits(const std::vector<const Knob *> &knobs, std::vector<Edit> &out) const {
     // A knob the agent has already moved from the start's value has had its say; moving it back is
     // explored after every knob not yet moved (the flags after a parallel loop that paid off).
     std::vector<const Knob *> explore = knobs;
@@ -430,9 +455,13 @@ private:
                                    toString(k->role), best_.at(k->name), value),
                        ""});
       }
-    // 3. Two knobs at once, when every single edit of the best has been tried: changes that do not
-    //    pay off alone may together (reassociation with the loop order that exposes a reduction).
-    //    Pairs whose single edits scored best come first.
+  }
+
+  /// 3. Two knobs at once.
+  void pairEdits(const std::vector<const Knob *> &knobs, std::vector<Edit> &out) const {
+    // When every single edit of the best has been tried: changes that do not pay off alone may together
+    // (reassociation with the loop order that exposes a reduction). Pairs whose single edits scored
+    // best come first.
     std::vector<std::pair<double, Edit>> pairs;
     for (size_t a = 0; a < knobs.size(); ++a)
       for (size_t b = a + 1; b < knobs.size(); ++b)
@@ -454,7 +483,6 @@ private:
     std::stable_sort(pairs.begin(), pairs.end(), [](const auto &x, const auto &y) { return x.first > y.first; });
     for (auto &p : pairs)
       out.push_back(std::move(p.second));
-    return out;
   }
 
   /// The share of the instructions in the nest a source knob transforms; nullopt when no profile

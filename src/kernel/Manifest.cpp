@@ -403,6 +403,105 @@ void readGpu(TableReader g, Manifest &m) {
 
 } // namespace
 
+namespace {
+
+/// [project]: name, language, sources and the files a variant may edit.
+void readProject(TableReader p, Manifest &m, const std::filesystem::path &abs) {
+  m.name = p.string("name", abs.parent_path().filename().string());
+  m.language = p.string("language", "c");
+  if (m.language != "c" && m.language != "cpp" && m.language != "cuda")
+    p.failAt("language", "must be \"c\", \"cpp\" or \"cuda\"");
+  m.sources = p.strings("sources");
+  if (m.sources.empty())
+    p.failAt("sources", "needs at least one file");
+  m.editable = p.has("editable") ? p.strings("editable") : (p.known("editable"), m.sources);
+  for (const auto &e : m.editable)
+    if (e.find("..") != std::string::npos || (!e.empty() && e[0] == '/'))
+      p.failAt("editable", fmt::format("'{}' must be a path inside the project folder", e));
+  p.finish();
+}
+
+/// [build]: the command, flags, defines of each build and include folders.
+void readBuild(TableReader b, Manifest &m) {
+  m.buildCommand = b.string("command");
+  if (m.buildCommand.find("{out}") == std::string::npos)
+    b.failAt("command", "must contain {out} (where hone wants the program)");
+  m.flags = b.string("flags", "");
+  for (const char *key : {"defines", "validate_defines", "time_defines"}) {
+    auto &list = std::string(key) == "defines"            ? m.defines
+                 : std::string(key) == "validate_defines" ? m.validateDefines
+                                                          : m.timeDefines;
+    list = b.has(key) ? b.strings(key) : (b.known(key), std::vector<std::string>{});
+    static const std::regex define("^[A-Za-z_][A-Za-z0-9_]*(=.*)?$");
+    for (const auto &d : list)
+      if (!std::regex_match(d, define))
+        b.failAt(key, fmt::format("'{}' is not NAME or NAME=VALUE (each becomes -DNAME=VALUE)", d));
+  }
+  m.includeDirs = b.has("includes") ? b.strings("includes") : (b.known("includes"), std::vector<std::string>{});
+  for (const auto &d : m.includeDirs)
+    if (d.empty())
+      b.failAt("includes", "an include folder must not be empty (\".\" is this folder)");
+  if (!m.includeDirs.empty() && m.buildCommand.find("{includes}") == std::string::npos)
+    b.failAt("includes", "the build command must contain {includes} for these folders to reach the compiler");
+  if (!(m.defines.empty() && m.validateDefines.empty() && m.timeDefines.empty()) &&
+      m.buildCommand.find("{defines}") == std::string::npos)
+    b.failAt("command", "must contain {defines}: the manifest's defines reach the compiler through it");
+  m.buildTimeoutS = b.number("timeout_s", 300);
+  if (!(m.buildTimeoutS > 0 && m.buildTimeoutS <= 86400))
+    b.failAt("timeout_s", "must be between 0 and 86400 seconds");
+  b.finish();
+}
+
+/// [run]: the command, seeds, environment and limits.
+void readRun(TableReader r, Manifest &m) {
+  m.runCommand = r.string("command", m.runCommand);
+  if (m.runCommand.find("{exe}") == std::string::npos)
+    r.failAt("command", "must contain {exe} (the program hone built)");
+  if (r.has("seeds")) {
+    m.seeds = r.values<uint64_t>("seeds", true, [&](const toml::node &n) {
+      auto i = n.as_integer();
+      if (!i || i->get() < 0)
+        r.failNode(n, "seeds", "expected a non-negative integer");
+      return static_cast<uint64_t>(i->get());
+    });
+    if (m.seeds.empty())
+      r.failAt("seeds", "needs at least one seed");
+  } else {
+    r.known("seeds");
+  }
+  m.env = envList(r, "env");
+  m.runTimeoutS = r.number("timeout_s", 120);
+  if (!(m.runTimeoutS > 0 && m.runTimeoutS <= 86400))
+    r.failAt("timeout_s", "must be between 0 and 86400 seconds");
+  double mb = r.number("memory_mb", 0);
+  if (!(mb >= 0 && mb < 1e9))
+    r.failAt("memory_mb", "must be a non-negative number of MiB");
+  m.memoryMb = static_cast<size_t>(mb);
+  r.finish();
+}
+
+/// Constraints name knobs (or -D values of the reference): each a comparison of expressions over them.
+void checkConstraints(TableReader &top, const Manifest &m) {
+  for (auto &c : m.constraints) {
+    auto cmp = splitComparison(c.text);
+    if (!cmp)
+      top.failAt("constraints", fmt::format("'{}' is not a comparison (lhs <= rhs, ==, !=, <, >, >=)", c.text));
+    for (const std::string *side : {&cmp->lhs, &cmp->rhs}) {
+      auto e = model::Expr::parse(*side);
+      if (!e)
+        top.failAt("constraints", fmt::format("'{}': {}", c.text, e.error().message));
+      for (const auto &n : e->names())
+        if (!m.knob(n)) {
+          auto near = support::closestMatch(n, m.knobNames());
+          top.failAt("constraints", fmt::format("'{}' names '{}', which is not a knob{}", c.text, n,
+                                                near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
+        }
+    }
+  }
+}
+
+} // namespace
+
 support::Expected<Manifest> parseManifest(const std::string &path, const std::string &text) {
   return support::parseTomlDocument<Manifest>(path, text, [&](TableReader &top) {
     Manifest m;
@@ -411,74 +510,9 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
     std::filesystem::path abs = std::filesystem::absolute(path, ec);
     m.dir = abs.parent_path().string();
 
-    TableReader p = top.table("project");
-    m.name = p.string("name", abs.parent_path().filename().string());
-    m.language = p.string("language", "c");
-    if (m.language != "c" && m.language != "cpp" && m.language != "cuda")
-      p.failAt("language", "must be \"c\", \"cpp\" or \"cuda\"");
-    m.sources = p.strings("sources");
-    if (m.sources.empty())
-      p.failAt("sources", "needs at least one file");
-    m.editable = p.has("editable") ? p.strings("editable") : (p.known("editable"), m.sources);
-    for (const auto &e : m.editable)
-      if (e.find("..") != std::string::npos || (!e.empty() && e[0] == '/'))
-        p.failAt("editable", fmt::format("'{}' must be a path inside the project folder", e));
-    p.finish();
-
-    TableReader b = top.table("build");
-    m.buildCommand = b.string("command");
-    if (m.buildCommand.find("{out}") == std::string::npos)
-      b.failAt("command", "must contain {out} (where hone wants the program)");
-    m.flags = b.string("flags", "");
-    for (const char *key : {"defines", "validate_defines", "time_defines"}) {
-      auto &list = std::string(key) == "defines"            ? m.defines
-                   : std::string(key) == "validate_defines" ? m.validateDefines
-                                                            : m.timeDefines;
-      list = b.has(key) ? b.strings(key) : (b.known(key), std::vector<std::string>{});
-      static const std::regex define("^[A-Za-z_][A-Za-z0-9_]*(=.*)?$");
-      for (const auto &d : list)
-        if (!std::regex_match(d, define))
-          b.failAt(key, fmt::format("'{}' is not NAME or NAME=VALUE (each becomes -DNAME=VALUE)", d));
-    }
-    m.includeDirs = b.has("includes") ? b.strings("includes") : (b.known("includes"), std::vector<std::string>{});
-    for (const auto &d : m.includeDirs)
-      if (d.empty())
-        b.failAt("includes", "an include folder must not be empty (\".\" is this folder)");
-    if (!m.includeDirs.empty() && m.buildCommand.find("{includes}") == std::string::npos)
-      b.failAt("includes", "the build command must contain {includes} for these folders to reach the compiler");
-    if (!(m.defines.empty() && m.validateDefines.empty() && m.timeDefines.empty()) &&
-        m.buildCommand.find("{defines}") == std::string::npos)
-      b.failAt("command", "must contain {defines}: the manifest's defines reach the compiler through it");
-    m.buildTimeoutS = b.number("timeout_s", 300);
-    if (!(m.buildTimeoutS > 0 && m.buildTimeoutS <= 86400))
-      b.failAt("timeout_s", "must be between 0 and 86400 seconds");
-    b.finish();
-
-    TableReader r = top.table("run");
-    m.runCommand = r.string("command", m.runCommand);
-    if (m.runCommand.find("{exe}") == std::string::npos)
-      r.failAt("command", "must contain {exe} (the program hone built)");
-    if (r.has("seeds")) {
-      m.seeds = r.values<uint64_t>("seeds", true, [&](const toml::node &n) {
-        auto i = n.as_integer();
-        if (!i || i->get() < 0)
-          r.failNode(n, "seeds", "expected a non-negative integer");
-        return static_cast<uint64_t>(i->get());
-      });
-      if (m.seeds.empty())
-        r.failAt("seeds", "needs at least one seed");
-    } else {
-      r.known("seeds");
-    }
-    m.env = envList(r, "env");
-    m.runTimeoutS = r.number("timeout_s", 120);
-    if (!(m.runTimeoutS > 0 && m.runTimeoutS <= 86400))
-      r.failAt("timeout_s", "must be between 0 and 86400 seconds");
-    double mb = r.number("memory_mb", 0);
-    if (!(mb >= 0 && mb < 1e9))
-      r.failAt("memory_mb", "must be a non-negative number of MiB");
-    m.memoryMb = static_cast<size_t>(mb);
-    r.finish();
+    readProject(top.table("project"), m, abs);
+    readBuild(top.table("build"), m);
+    readRun(top.table("run"), m);
 
     if (top.has("output")) {
       m.output = readOutput(top.table("output"));
@@ -517,23 +551,7 @@ support::Expected<Manifest> parseManifest(const std::string &path, const std::st
     }
     top.finish();
 
-    // Constraints name knobs (or -D values of the reference): check them now.
-    for (auto &c : m.constraints) {
-      auto cmp = splitComparison(c.text);
-      if (!cmp)
-        top.failAt("constraints", fmt::format("'{}' is not a comparison (lhs <= rhs, ==, !=, <, >, >=)", c.text));
-      for (const std::string *side : {&cmp->lhs, &cmp->rhs}) {
-        auto e = model::Expr::parse(*side);
-        if (!e)
-          top.failAt("constraints", fmt::format("'{}': {}", c.text, e.error().message));
-        for (const auto &n : e->names())
-          if (!m.knob(n)) {
-            auto near = support::closestMatch(n, m.knobNames());
-            top.failAt("constraints", fmt::format("'{}' names '{}', which is not a knob{}", c.text, n,
-                                                  near ? fmt::format(" (did you mean '{}'?)", *near) : ""));
-          }
-      }
-    }
+    checkConstraints(top, m);
     return m;
   });
 }

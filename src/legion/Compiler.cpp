@@ -394,6 +394,65 @@ template <typename T> std::string table(const std::string &type, const std::stri
 
 } // namespace
 
+namespace {
+
+/// The rows of the policy's decision tables, each citing its statement's line.
+struct Rows {
+  std::vector<std::string> taskRows, regionRows, layoutRows, limitRows, collectRows, mapRows;
+  std::vector<std::string> replicated;
+};
+
+Rows decisionRows(const Program &program, const CompileOptions &options, const std::vector<std::string> &placement) {
+  Rows rows;
+  for (const auto &s : program.stmts) {
+    std::string c = "// " + cite(options, s.range);
+    if (auto t = s.as<TaskStmt>()) {
+      std::string kinds;
+      for (const auto &p : t->procs)
+        kinds += (kinds.empty() ? "" : ", ") + procName(p.kind);
+      rows.taskRows.push_back(fmt::format("        {{{}, {{{}}}, {}}}, {}: Task {}\n", nameList(t->tasks), kinds,
+                                          s.range.begin.line, c, t->tasks.spelling()));
+    } else if (auto r = s.as<RegionStmt>()) {
+      std::string mems;
+      for (const auto &m : r->mems)
+        mems += (mems.empty() ? "" : ", ") + memName(m.kind);
+      rows.regionRows.push_back(fmt::format(
+          "        {{{}, {}, {}, {{{}}}, {}}}, {}\n", taskName(r->task), regionSelector(r->region),
+          r->proc ? fmt::format("int(ProcKind::{})", toString(r->proc->kind)) : "-1", mems, s.range.begin.line, c));
+    } else if (auto l = s.as<LayoutStmt>()) {
+      LayoutFlags x = layoutFlags(*l);
+      std::string target = l->target == LayoutStmt::Target::Any ? "0, 0"
+                           : l->target == LayoutStmt::Target::Memory
+                               ? fmt::format("1, int(MemKind::{})", toString(l->mem))
+                               : fmt::format("2, int(ProcKind::{})", toString(l->proc));
+      rows.layoutRows.push_back(fmt::format("        {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}, {}\n",
+                                            taskName(l->task), regionSelector(l->region), target, x.soa, x.aos, x.c,
+                                            x.f, x.compact, x.exact, x.noAlign, x.align, x.op, x.bytes,
+                                            s.range.begin.line, c));
+    } else if (auto i = s.as<InstanceLimitStmt>()) {
+      rows.limitRows.push_back(fmt::format("        {{{}, {}, {}, {}}}, {}\n", nameList(i->task),
+                                           i->proc ? fmt::format("int(ProcKind::{})", toString(i->proc->kind)) : "-1",
+                                           i->limit, s.range.begin.line, c));
+    } else if (auto m = s.as<CollectMemoryStmt>()) {
+      rows.collectRows.push_back(fmt::format("        {{{}, {}, {}}}, {}\n", nameList(m->task),
+                                             regionSelector(m->region), s.range.begin.line, c));
+    } else if (auto t = s.as<TaskMapStmt>()) {
+      int selector = t->tasks.kind == Selector::Kind::Wildcard ? 0 : t->tasks.kind == Selector::Kind::Names ? 1 : 2;
+      rows.mapRows.push_back(fmt::format(
+          "        {{{}, {}, {}, {}, {}, {}}}, {}: {} {} {}\n", t->single, selector, nameList(t->tasks),
+          selector == 2 ? fmt::format("int(ProcKind::{})", toString(t->tasks.proc)) : "-1",
+          static_cast<int>(std::find(placement.begin(), placement.end(), t->function.text) - placement.begin()),
+          s.range.begin.line, c, t->single ? "SingleTaskMap" : "IndexTaskMap", t->tasks.spelling(), t->function.text));
+    } else if (auto r = s.as<ControlReplicateStmt>()) {
+      for (const auto &n : r->tasks.names)
+        rows.replicated.push_back(fmt::format("{} /* {} */", quoted(n.text), cite(options, s.range)));
+    }
+  }
+  return rows;
+}
+
+} // namespace
+
 std::string compileToCpp(const Program &program, const CompileOptions &options) {
   const std::string &cls = options.className;
   Codegen gen(program, options);
@@ -404,58 +463,8 @@ std::string compileToCpp(const Program &program, const CompileOptions &options) 
     if (auto m = s.as<TaskMapStmt>())
       if (std::find(placement.begin(), placement.end(), m->function.text) == placement.end())
         placement.push_back(m->function.text);
-  auto placementIndex = [&](const std::string &f) {
-    return static_cast<int>(std::find(placement.begin(), placement.end(), f) - placement.begin());
-  };
 
-  std::vector<std::string> taskRows, regionRows, layoutRows, limitRows, collectRows, mapRows;
-  std::vector<std::string> replicated;
-  for (const auto &s : program.stmts) {
-    std::string c = "// " + cite(options, s.range);
-    if (auto t = s.as<TaskStmt>()) {
-      std::string kinds;
-      for (const auto &p : t->procs)
-        kinds += (kinds.empty() ? "" : ", ") + procName(p.kind);
-      taskRows.push_back(fmt::format("        {{{}, {{{}}}, {}}}, {}: Task {}\n", nameList(t->tasks), kinds,
-                                     s.range.begin.line, c, t->tasks.spelling()));
-    } else if (auto r = s.as<RegionStmt>()) {
-      std::string mems;
-      for (const auto &m : r->mems)
-        mems += (mems.empty() ? "" : ", ") + memName(m.kind);
-      regionRows.push_back(fmt::format("        {{{}, {}, {}, {{{}}}, {}}}, {}\n", taskName(r->task),
-                                       regionSelector(r->region),
-                                       r->proc ? fmt::format("int(ProcKind::{})", toString(r->proc->kind)) : "-1",
-                                       mems, s.range.begin.line, c));
-    } else if (auto l = s.as<LayoutStmt>()) {
-      LayoutFlags x = layoutFlags(*l);
-      std::string target = l->target == LayoutStmt::Target::Any ? "0, 0"
-                           : l->target == LayoutStmt::Target::Memory
-                               ? fmt::format("1, int(MemKind::{})", toString(l->mem))
-                               : fmt::format("2, int(ProcKind::{})", toString(l->proc));
-      layoutRows.push_back(fmt::format("        {{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}, {}\n",
-                                       taskName(l->task), regionSelector(l->region), target, x.soa, x.aos, x.c, x.f,
-                                       x.compact, x.exact, x.noAlign, x.align, x.op, x.bytes,
-                                       s.range.begin.line, c));
-    } else if (auto i = s.as<InstanceLimitStmt>()) {
-      limitRows.push_back(fmt::format("        {{{}, {}, {}, {}}}, {}\n", nameList(i->task),
-                                      i->proc ? fmt::format("int(ProcKind::{})", toString(i->proc->kind)) : "-1",
-                                      i->limit, s.range.begin.line, c));
-    } else if (auto m = s.as<CollectMemoryStmt>()) {
-      collectRows.push_back(fmt::format("        {{{}, {}, {}}}, {}\n", nameList(m->task),
-                                        regionSelector(m->region), s.range.begin.line, c));
-    } else if (auto t = s.as<TaskMapStmt>()) {
-      int selector = t->tasks.kind == Selector::Kind::Wildcard ? 0 : t->tasks.kind == Selector::Kind::Names ? 1 : 2;
-      mapRows.push_back(fmt::format("        {{{}, {}, {}, {}, {}, {}}}, {}: {} {} {}\n", t->single, selector,
-                                    nameList(t->tasks),
-                                    selector == 2 ? fmt::format("int(ProcKind::{})", toString(t->tasks.proc)) : "-1",
-                                    placementIndex(t->function.text), s.range.begin.line, c,
-                                    t->single ? "SingleTaskMap" : "IndexTaskMap", t->tasks.spelling(),
-                                    t->function.text));
-    } else if (auto r = s.as<ControlReplicateStmt>()) {
-      for (const auto &n : r->tasks.names)
-        replicated.push_back(fmt::format("{} /* {} */", quoted(n.text), cite(options, s.range)));
-    }
-  }
+  Rows rows = decisionRows(program, options, placement);
   std::string out;
   out += fmt::format(
       "// {}: a Legion mapper generated by hone from {}.\n"
@@ -485,23 +494,24 @@ std::string compileToCpp(const Program &program, const CompileOptions &options) 
     out += (i ? ", " : "") + quoted(placement[i]);
   out += placement.empty() ? "\"\"};\n" : "};\n";
   out += "    return i >= 0 && i < function_count() ? names[i] : \"?\";\n  }\n\n";
-  out += "  // Task T K1,K2;  {tasks ({} = *), kinds, line}\n" + table("TaskRule", "task_rules", taskRows);
+  out += "  // Task T K1,K2;  {tasks ({} = *), kinds, line}\n" + table("TaskRule", "task_rules", rows.taskRows);
   out += "  // Region T R P M1,M2;  {task (\"\" = *), region name, or argument index, processor (-1 = *), "
          "memories, line}\n" +
-         table("RegionRule", "region_rules", regionRows);
+         table("RegionRule", "region_rules", rows.regionRows);
   out += "  // Layout T R M C...;  {task, region, index, target (0 *, 1 memory, 2 processor), kind,\n"
          "  //   SOA, AOS, C_order, F_order, Compact, Exact, No_Align, Align, op (== != < <= > >=), bytes, line}\n" +
-         table("LayoutRule", "layout_rules", layoutRows);
+         table("LayoutRule", "layout_rules", rows.layoutRows);
   out += "  // InstanceLimit T [P] N;  {tasks, processor (-1 = any), limit, line}\n" +
-         table("LimitRule", "limit_rules", limitRows);
-  out += "  // CollectMemory T R;  {tasks, region, index, line}\n" + table("CollectRule", "collect_rules", collectRows);
+         table("LimitRule", "limit_rules", rows.limitRows);
+  out += "  // CollectMemory T R;  {tasks, region, index, line}\n" +
+         table("CollectRule", "collect_rules", rows.collectRows);
   out += "  // IndexTaskMap / SingleTaskMap  {single, selector (0 *, 1 names, 2 kind), tasks, kind, function, "
          "line}\n" +
-         table("MapRule", "map_rules", mapRows);
+         table("MapRule", "map_rules", rows.mapRows);
   out += "  // ControlReplicate\n  static const std::vector<std::string> &replicated() {\n"
          "    static const std::vector<std::string> tasks = {";
-  for (size_t i = 0; i < replicated.size(); ++i)
-    out += (i ? ", " : "") + replicated[i];
+  for (size_t i = 0; i < rows.replicated.size(); ++i)
+    out += (i ? ", " : "") + rows.replicated[i];
   out += "};\n    return tasks;\n  }\n\n";
 
   // Globals, in order, as the runtime runs the top level.

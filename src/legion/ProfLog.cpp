@@ -190,6 +190,66 @@ struct Budget {
   }
 };
 
+/// What one record says, added to `g`; `node`: the node of the records that follow a MachineDesc.
+void gather(const RecordSpec &spec, const std::vector<Value> &values, int64_t &node, Gathered &g) {
+  auto field = [&](const char *name) -> const Value * {
+    for (size_t f = 0; f < spec.fields.size(); ++f)
+      if (spec.fields[f].name == name)
+        return &values[f];
+    return nullptr;
+  };
+  auto num = [&](const char *name) {
+    const Value *v = field(name);
+    return v ? v->u : 0;
+  };
+  auto duration = [&]() {
+    uint64_t s = num("start"), e = num("stop");
+    return e > s ? static_cast<double>(e - s) * 1e-9 : 0.0;
+  };
+  const std::string &n = spec.name;
+  if (n == "MaxDimDesc") {
+    // read above: it sizes the point and array fields of later records
+  } else if (n == "MachineDesc") {
+    node = static_cast<int64_t>(num("node_id"));
+  } else if (n == "ProcDesc") {
+    const Value *k = field("kind");
+    g.procs[num("proc_id")] = {k ? k->i : 0, node};
+  } else if (n == "TaskKind") {
+    const Value *name = field("name"), *overwrite = field("overwrite"); // (older logs have no overwrite)
+    if (name && (!g.taskNames.count(static_cast<uint32_t>(num("task_id"))) || (overwrite && overwrite->u)))
+      g.taskNames[static_cast<uint32_t>(num("task_id"))] = name->text;
+  } else if (n == "TaskInfo" || n == "GPUTaskInfo") { // (ImplicitTaskInfo: the program's own thread)
+    OpRun r{static_cast<uint32_t>(num("task_id")), num("proc_id"), num("ready"), num("start"), num("stop")};
+    if (n == "GPUTaskInfo" && num("gpu_stop") > num("gpu_start")) {
+      r.start = num("gpu_start");
+      r.stop = num("gpu_stop");
+    }
+    g.ops[num("op_id")] = r;
+    if (r.stop > r.start) {
+      g.firstStart = std::min(g.firstStart, r.start);
+      g.lastStop = std::max(g.lastStop, r.stop);
+    }
+  } else if (n == "TaskWaitInfo") {
+    uint64_t s = num("wait_start"), e = num("wait_end");
+    if (e > s)
+      g.waits[num("op_id")] += e - s;
+  } else if (n == "MetaInfo" || n == "MessageInfo") {
+    g.out.metaS += duration();
+  } else if (n == "CopyInfo") {
+    ++g.out.copies;
+    g.out.bytesCopied += static_cast<double>(num("size"));
+    g.out.copyBusyS += duration();
+  } else if (n == "FillInfo") {
+    ++g.out.fills;
+  } else if (n == "MapperCallInfo") {
+    g.out.mapperS += duration();
+  } else if (n == "RuntimeCallInfo") {
+    g.out.runtimeCallS += duration();
+  } else {
+    ++g.out.skipped;
+  }
+}
+
 support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gathered &g,
                                 std::vector<std::string> *warnings, Budget &budget) {
   auto fail = [&](uint64_t at, const std::string &what) {
@@ -300,59 +360,7 @@ support::Expected<bool> readOne(const std::string &path, int64_t fileIndex, Gath
       break;
     }
     ++g.out.records;
-    auto field = [&](const char *name) -> const Value * {
-      for (size_t f = 0; f < spec.fields.size(); ++f)
-        if (spec.fields[f].name == name)
-          return &values[f];
-      return nullptr;
-    };
-    auto num = [&](const char *name) { const Value *v = field(name); return v ? v->u : 0; };
-    auto duration = [&]() {
-      uint64_t s = num("start"), e = num("stop");
-      return e > s ? static_cast<double>(e - s) * 1e-9 : 0.0;
-    };
-    const std::string &n = spec.name;
-    if (n == "MaxDimDesc") {
-      // read above: it sizes the point and array fields of later records
-    } else if (n == "MachineDesc") {
-      node = static_cast<int64_t>(num("node_id"));
-    } else if (n == "ProcDesc") {
-      const Value *k = field("kind");
-      g.procs[num("proc_id")] = {k ? k->i : 0, node};
-    } else if (n == "TaskKind") {
-      const Value *name = field("name"), *overwrite = field("overwrite"); // (older logs have no overwrite)
-      if (name && (!g.taskNames.count(static_cast<uint32_t>(num("task_id"))) || (overwrite && overwrite->u)))
-        g.taskNames[static_cast<uint32_t>(num("task_id"))] = name->text;
-    } else if (n == "TaskInfo" || n == "GPUTaskInfo") { // (ImplicitTaskInfo: the program's own thread)
-      OpRun r{static_cast<uint32_t>(num("task_id")), num("proc_id"), num("ready"), num("start"), num("stop")};
-      if (n == "GPUTaskInfo" && num("gpu_stop") > num("gpu_start")) {
-        r.start = num("gpu_start");
-        r.stop = num("gpu_stop");
-      }
-      g.ops[num("op_id")] = r;
-      if (r.stop > r.start) {
-        g.firstStart = std::min(g.firstStart, r.start);
-        g.lastStop = std::max(g.lastStop, r.stop);
-      }
-    } else if (n == "TaskWaitInfo") {
-      uint64_t s = num("wait_start"), e = num("wait_end");
-      if (e > s)
-        g.waits[num("op_id")] += e - s;
-    } else if (n == "MetaInfo" || n == "MessageInfo") {
-      g.out.metaS += duration();
-    } else if (n == "CopyInfo") {
-      ++g.out.copies;
-      g.out.bytesCopied += static_cast<double>(num("size"));
-      g.out.copyBusyS += duration();
-    } else if (n == "FillInfo") {
-      ++g.out.fills;
-    } else if (n == "MapperCallInfo") {
-      g.out.mapperS += duration();
-    } else if (n == "RuntimeCallInfo") {
-      g.out.runtimeCallS += duration();
-    } else {
-      ++g.out.skipped;
-    }
+    gather(spec, values, node, g);
   }
   budget.bytesBefore += in.offset();
   return true;
@@ -442,46 +450,10 @@ bool appKind(const std::string &kind) { return kind != "UTIL" && kind != "PROC_G
 
 } // namespace
 
-nlohmann::json toProfileJson(const LegionProfile &p) {
-  using nlohmann::json;
+support::Evidence evidenceOf(const LegionProfile &p) {
+  // As the simulator finds them: the same kinds, thresholds and shares.
+  using B = sim::Bottleneck;
   const sim::BottleneckThresholds th;
-  json j;
-  j["status"] = "ok";
-  j["source"] = "legion-prof";
-  j["time_s"] = p.spanS;
-  j["tasks"] = 0;
-  int64_t points = 0;
-  for (const auto &t : p.tasks)
-    points += t.points;
-  j["tasks"] = points;
-  j["copies"] = p.copies;
-  j["bytes_copied"] = p.bytesCopied;
-  j["copy_busy_s"] = p.copyBusyS;
-  j["runtime_overhead_s"] = p.mapperS + p.runtimeCallS + p.metaS;
-  j["mapper_s"] = p.mapperS;
-  j["runtime_calls_s"] = p.runtimeCallS;
-  j["meta_tasks_s"] = p.metaS;
-  j["processors"] = json::array();
-  for (const auto &pr : p.processors)
-    j["processors"].push_back({{"name", procName(pr)},
-                               {"kind", pr.kind},
-                               {"node", pr.node},
-                               {"index", pr.index},
-                               {"tasks", pr.tasks},
-                               {"busy_s", pr.busyS},
-                               {"busy_fraction", pr.busyFraction}});
-  j["task_stats"] = json::array();
-  for (const auto &t : p.tasks)
-    j["task_stats"].push_back(
-        {{"name", t.name}, {"kind", t.kind}, {"points", t.points}, {"busy_s", t.busyS}, {"wait_s", t.waitS}});
-
-  // Bottlenecks, as the simulator finds them (same kinds, thresholds and shares).
-  struct B {
-    sim::BottleneckKind kind;
-    std::string resource;
-    double share;
-    std::string detail;
-  };
   std::vector<B> found;
   std::map<std::string, std::pair<double, int>> byKind;
   for (const auto &pr : p.processors)
@@ -531,9 +503,42 @@ nlohmann::json toProfileJson(const LegionProfile &p) {
   std::stable_sort(found.begin(), found.end(), [](const B &a, const B &b) { return a.share > b.share; });
   if (found.size() > th.keep)
     found.resize(th.keep);
-  j["bottlenecks"] = json::array();
-  for (const auto &b : found)
-    j["bottlenecks"].push_back({{"kind", std::string(sim::toString(b.kind))}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
+  return sim::toEvidence(found, "legion-prof");
+}
+
+nlohmann::json toProfileJson(const LegionProfile &p) {
+  using nlohmann::json;
+  json j;
+  j["status"] = "ok";
+  j["source"] = "legion-prof";
+  j["time_s"] = p.spanS;
+  j["tasks"] = 0;
+  int64_t points = 0;
+  for (const auto &t : p.tasks)
+    points += t.points;
+  j["tasks"] = points;
+  j["copies"] = p.copies;
+  j["bytes_copied"] = p.bytesCopied;
+  j["copy_busy_s"] = p.copyBusyS;
+  j["runtime_overhead_s"] = p.mapperS + p.runtimeCallS + p.metaS;
+  j["mapper_s"] = p.mapperS;
+  j["runtime_calls_s"] = p.runtimeCallS;
+  j["meta_tasks_s"] = p.metaS;
+  j["processors"] = json::array();
+  for (const auto &pr : p.processors)
+    j["processors"].push_back({{"name", procName(pr)},
+                               {"kind", pr.kind},
+                               {"node", pr.node},
+                               {"index", pr.index},
+                               {"tasks", pr.tasks},
+                               {"busy_s", pr.busyS},
+                               {"busy_fraction", pr.busyFraction}});
+  j["task_stats"] = json::array();
+  for (const auto &t : p.tasks)
+    j["task_stats"].push_back(
+        {{"name", t.name}, {"kind", t.kind}, {"points", t.points}, {"busy_s", t.busyS}, {"wait_s", t.waitS}});
+
+  j["bottlenecks"] = support::toJson(evidenceOf(p).bottlenecks);
   return j;
 }
 

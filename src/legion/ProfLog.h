@@ -8,6 +8,7 @@
 // plain. docs/LEGION.md ("Real profiles") describes what is extracted.
 #pragma once
 
+#include "support/Evidence.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -69,6 +70,8 @@ support::Expected<LegionProfile> readLegionProfile(const std::vector<std::string
 /// processors, runtime overhead, copy time) found with the simulator's thresholds, so AutoGuide's
 /// rules and the guided agent read real runs as they read the model's.
 nlohmann::json toProfileJson(const LegionProfile &p);
+/// Those bottlenecks, typed (tool "legion-prof"): what an evaluation of a real run carries.
+support::Evidence evidenceOf(const LegionProfile &p);
 
 /// A summary for people: the busiest tasks, processors and the overheads.
 std::string summarize(const LegionProfile &p);

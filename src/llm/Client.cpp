@@ -347,35 +347,36 @@ support::Expected<bool> Client::store(const std::string &key, const json &reques
   return st.run();
 }
 
+namespace {
+
+/// A chat completion's reply (throws json::exception on one that is not).
+ChatResponse readReply(const json &reply, Format format, int attempts) {
+  const json &choice = reply.at("choices").at(0);
+  ChatResponse out;
+  const json &content = choice.at("message").at("content");
+  out.content = content.is_string() ? content.get<std::string>() : content.dump();
+  out.finishReason = support::textOf(choice, "finish_reason");
+  if (reply.contains("usage") && reply["usage"].is_object()) {
+    out.usage.promptTokens = tokenCount(reply["usage"], "prompt_tokens");
+    out.usage.completionTokens = tokenCount(reply["usage"], "completion_tokens");
+  }
+  out.format = format;
+  out.attempts = attempts;
+  return out;
+}
+
+} // namespace
+
+double Client::costOf(const Usage &usage) const {
+  return (static_cast<double>(usage.promptTokens) * config_.pricePromptPerMTok +
+          static_cast<double>(usage.completionTokens) * config_.priceCompletionPerMTok) /
+         1e6;
+}
+
 support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
   std::string key = cacheKey(request);
-  {
-    std::lock_guard lock(mutex_);
-    auto hit = cached(key);
-    if (!hit)
-      return hit.error();
-    if (*hit) {
-      ChatResponse &reply = **hit;
-      totals_.promptTokens += reply.usage.promptTokens;
-      totals_.completionTokens += reply.usage.completionTokens;
-      reply.cost = (static_cast<double>(reply.usage.promptTokens) * config_.pricePromptPerMTok +
-                    static_cast<double>(reply.usage.completionTokens) * config_.priceCompletionPerMTok) /
-                   1e6;
-      cost_ += reply.cost;
-      ++calls_;
-      return reply;
-    }
-    if (config_.replay)
-      return support::Error{
-          fmt::format("replay: the cache {} has no response for this request (key {}); the run diverged from the "
-                      "recorded one",
-                      config_.cachePath, key)};
-    if (config_.tokenBudget > 0 && totals_.promptTokens + totals_.completionTokens >= config_.tokenBudget)
-      return support::Error{fmt::format("the token budget of {} is used up ({} tokens)", config_.tokenBudget,
-                                        totals_.promptTokens + totals_.completionTokens)};
-    if (config_.moneyBudget > 0 && cost_ >= config_.moneyBudget)
-      return support::Error{fmt::format("the money budget of {:.4f} is used up ({:.4f})", config_.moneyBudget, cost_)};
-  }
+  if (auto answered = withoutAsking(key))
+    return std::move(*answered);
   // Bounded concurrency: wait for a slot.
   {
     std::unique_lock lock(mutex_);
@@ -455,21 +456,8 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
                               support::kMaxJsonDepth);
     } else {
       try {
-        json reply = json::parse(r.body);
-        const json &choice = reply.at("choices").at(0);
-        ChatResponse out;
-        const json &content = choice.at("message").at("content");
-        out.content = content.is_string() ? content.get<std::string>() : content.dump();
-        out.finishReason = support::textOf(choice, "finish_reason");
-        if (reply.contains("usage") && reply["usage"].is_object()) {
-          out.usage.promptTokens = tokenCount(reply["usage"], "prompt_tokens");
-          out.usage.completionTokens = tokenCount(reply["usage"], "completion_tokens");
-        }
-        out.format = format;
-        out.attempts = attempts;
-        out.cost = (static_cast<double>(out.usage.promptTokens) * config_.pricePromptPerMTok +
-                    static_cast<double>(out.usage.completionTokens) * config_.priceCompletionPerMTok) /
-                   1e6;
+        ChatResponse out = readReply(json::parse(r.body), format, attempts);
+        out.cost = costOf(out.usage);
         std::lock_guard lock(mutex_);
         totals_.promptTokens += out.usage.promptTokens;
         totals_.completionTokens += out.usage.completionTokens;
@@ -487,19 +475,50 @@ support::Expected<ChatResponse> Client::chat(const ChatRequest &request) {
     }
     if (!retry || retries >= config_.maxRetries)
       return support::Error{redact(fmt::format("{} (after {} attempt{})", lastError, attempts, attempts == 1 ? "" : "s"))};
-    double delay;
-    {
-      std::lock_guard lock(mutex_);
-      jitterState_ = jitterState_ * 6364136223846793005ull + 1442695040888963407ull;
-      double u = static_cast<double>(jitterState_ >> 11) * 0x1.0p-53;
-      double backoff = std::min(config_.backoffMaxS, config_.backoffS * std::pow(2.0, retries));
-      delay = r.connected ? retryAfter(r.headers).value_or(backoff * (1 - config_.jitter * u))
-                          : backoff * (1 - config_.jitter * u);
-      delays_.push_back(delay);
-    }
+    double delay = retryDelay(r, retries);
     ++retries;
     sleep_(delay);
   }
+}
+
+std::optional<support::Expected<ChatResponse>> Client::withoutAsking(const std::string &key) {
+  std::lock_guard lock(mutex_);
+  auto hit = cached(key);
+  if (!hit)
+    return support::Expected<ChatResponse>(hit.error());
+  if (*hit) {
+    ChatResponse &reply = **hit;
+    totals_.promptTokens += reply.usage.promptTokens;
+    totals_.completionTokens += reply.usage.completionTokens;
+    reply.cost = costOf(reply.usage);
+    cost_ += reply.cost;
+    ++calls_;
+    return support::Expected<ChatResponse>(reply);
+  }
+  if (config_.replay)
+    return support::Expected<ChatResponse>(support::Error{
+        fmt::format("replay: the cache {} has no response for this request (key {}); the run diverged from the "
+                    "recorded one",
+                    config_.cachePath, key)});
+  if (config_.tokenBudget > 0 && totals_.promptTokens + totals_.completionTokens >= config_.tokenBudget)
+    return support::Expected<ChatResponse>(
+        support::Error{fmt::format("the token budget of {} is used up ({} tokens)", config_.tokenBudget,
+                                   totals_.promptTokens + totals_.completionTokens)});
+  if (config_.moneyBudget > 0 && cost_ >= config_.moneyBudget)
+    return support::Expected<ChatResponse>(
+        support::Error{fmt::format("the money budget of {:.4f} is used up ({:.4f})", config_.moneyBudget, cost_)});
+  return std::nullopt;
+}
+
+double Client::retryDelay(const HttpResult &r, int retries) {
+  std::lock_guard lock(mutex_);
+  jitterState_ = jitterState_ * 6364136223846793005ull + 1442695040888963407ull;
+  double u = static_cast<double>(jitterState_ >> 11) * 0x1.0p-53;
+  double backoff = std::min(config_.backoffMaxS, config_.backoffS * std::pow(2.0, retries));
+  double delay = r.connected ? retryAfter(r.headers).value_or(backoff * (1 - config_.jitter * u))
+                             : backoff * (1 - config_.jitter * u);
+  delays_.push_back(delay);
+  return delay;
 }
 
 Usage Client::totals() const {

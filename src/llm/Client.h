@@ -149,6 +149,13 @@ private:
   /// max_tokens -> max_completion_tokens).
   nlohmann::json body(const ChatRequest &request, Format format, bool lean = false) const;
   support::Expected<std::optional<ChatResponse>> cached(const std::string &key);
+  /// A reply that needs no request (from the cache), or why none may be sent (replay, a budget used
+  /// up); nullopt: ask. Takes the lock.
+  std::optional<support::Expected<ChatResponse>> withoutAsking(const std::string &key);
+  /// How long to wait before retry `retries` + 1 (Retry-After, else jittered exponential backoff).
+  double retryDelay(const HttpResult &r, int retries);
+  /// What `usage` costs at the configured prices.
+  double costOf(const Usage &usage) const;
   support::Expected<bool> store(const std::string &key, const nlohmann::json &request, const ChatResponse &response);
   void warn(const std::string &message);
 

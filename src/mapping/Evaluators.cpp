@@ -125,6 +125,8 @@ EvalResult ModelEvaluator::evaluate(const engine::Candidate &candidate) const {
   sim::Result sr = sim::simulate(context_, checked.program, {noise_, seed});
   EvalResult r;
   r.profile = sim::toJson(sr);
+  r.profile.erase("bottlenecks"); // carried typed
+  r.evidence = sim::toEvidence(sr.bottlenecks, "simulator");
   if (!sr.ok) {
     r.status = EvalStatus::RunFailed;
     r.error = sr.error;
@@ -214,6 +216,57 @@ std::string quote(const std::string &s) {
 
 } // namespace
 
+namespace {
+
+/// The last match of `metric` in a run's output (its group 1, else the whole match) as a number.
+std::optional<double> lastMatch(const support::Regex &metric, const std::string &output) {
+  std::optional<double> value;
+  for (const support::RegexMatch &m : metric.findAll(output)) {
+    const std::string &text = m.groups.size() > 1 ? m.groups[1] : m.groups[0];
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str())
+      value = v;
+  }
+  return value;
+}
+
+/// The Legion Prof logs a run left in `dir` ({prof}), when it left any, as the result's profile and
+/// evidence; the tasks named in `untimed` left out; a log that does not read is a warning.
+void readProfLogs(const fs::path &dir, const std::vector<std::string> &untimed, EvalResult &r) {
+  std::vector<std::string> logs;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("legion_prof_", 0) == 0)
+      logs.push_back(e.path().string());
+  std::sort(logs.begin(), logs.end());
+  if (logs.empty())
+    return;
+  std::vector<std::string> warnings;
+  auto prof = legion::readLegionProfile(logs, &warnings);
+  if (prof) {
+    if (!untimed.empty()) {
+      auto &tasks = prof->tasks;
+      tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
+                                 [&](const legion::LegionProfile::Task &t) {
+                                   return std::find(untimed.begin(), untimed.end(), t.name) != untimed.end();
+                                 }),
+                  tasks.end());
+    }
+    r.profile = legion::toProfileJson(*prof);
+    r.profile.erase("bottlenecks"); // carried typed
+    r.evidence = legion::evidenceOf(*prof);
+    if (!untimed.empty())
+      r.profile["untimed_tasks_left_out"] = untimed;
+    for (const auto &w : warnings)
+      r.profile["warnings"].push_back(w);
+  } else {
+    r.profile = {{"source", "legion-prof"}, {"warnings", {prof.error().message}}};
+  }
+}
+
+} // namespace
+
 EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const {
   auto t0 = std::chrono::steady_clock::now();
   dsl::CheckedSource checked = check(candidate.artifact, nullptr);
@@ -249,15 +302,6 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
                                              {"dir", quote(dir.string())},
                                              {"hash", hash},
                                              {"prof", quote((dir / "legion_prof_%.gz").string())}};
-  auto profLogs = [&]() {
-    std::vector<std::string> logs;
-    std::error_code lec;
-    for (const auto &e : fs::directory_iterator(dir, lec))
-      if (e.path().filename().string().rfind("legion_prof_", 0) == 0)
-        logs.push_back(e.path().string());
-    std::sort(logs.begin(), logs.end());
-    return logs;
-  };
   auto runOne = [&](const std::string &templ, const std::string &key, std::vector<std::string> clearFirst) {
     support::SubprocessOptions so;
     so.clearFirst = std::move(clearFirst);
@@ -284,18 +328,6 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
       return r;
     }
   }
-  // The last match of the metric in a run's output.
-  auto metricOf = [&](const std::string &output) {
-    std::optional<double> value;
-    for (const support::RegexMatch &m : metric_.findAll(output)) {
-      const std::string &text = m.groups.size() > 1 ? m.groups[1] : m.groups[0];
-      char *end = nullptr;
-      double v = std::strtod(text.c_str(), &end);
-      if (end != text.c_str())
-        value = v;
-    }
-    return value;
-  };
   // --repeats N: N runs, the metric is their median (a real machine is noisy); one failed run fails
   // the candidate, since a mapping that only sometimes works is not one to keep.
   std::optional<double> value;
@@ -315,33 +347,12 @@ EvalResult CommandEvaluator::evaluate(const engine::Candidate &candidate) const 
       return r;
     }
     r.rawOutput = ran.output;
-    value = metricOf(ran.output);
+    value = lastMatch(metric_, ran.output);
     if (!value || !std::isfinite(*value) || !(*value > 0))
       break; // reported below, from this run's output
     values.push_back(*value);
   }
-  if (auto logs = profLogs(); !logs.empty()) {
-    std::vector<std::string> warnings;
-    auto prof = legion::readLegionProfile(logs, &warnings);
-    if (prof) {
-      if (!options_.untimedTasks.empty()) {
-        auto &tasks = prof->tasks;
-        tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
-                                   [&](const legion::LegionProfile::Task &t) {
-                                     return std::find(options_.untimedTasks.begin(), options_.untimedTasks.end(),
-                                                      t.name) != options_.untimedTasks.end();
-                                   }),
-                    tasks.end());
-      }
-      r.profile = legion::toProfileJson(*prof);
-      if (!options_.untimedTasks.empty())
-        r.profile["untimed_tasks_left_out"] = options_.untimedTasks;
-      for (const auto &w : warnings)
-        r.profile["warnings"].push_back(w);
-    } else {
-      r.profile = {{"source", "legion-prof"}, {"warnings", {prof.error().message}}};
-    }
-  }
+  readProfLogs(dir, options_.untimedTasks, r);
   if (values.size() > 1 && values.size() == static_cast<size_t>(options_.repeats)) {
     std::sort(values.begin(), values.end());
     const size_t n = values.size();

@@ -169,6 +169,7 @@ public:
         best_ = version;
         bestHash_ = s.candidate.hash;
         bestProfile_ = s.result.profile;
+        bestEvidence_ = s.result.evidence;
         haveBest_ = true;
         if (edit && edit->settles) { // what improved is settled: later edits do not undo it
           settled_.insert(edit->key);
@@ -547,9 +548,8 @@ private:
     if (haveBest_) {
       slowArguments(edits);
       recopies(edits);
-      if (bestProfile_.contains("bottlenecks"))
-        for (const auto &b : bestProfile_["bottlenecks"])
-          addressBottleneck(b, edits);
+      for (const auto &b : bestEvidence_.bottlenecks)
+        addressBottleneck(b, edits);
     }
     std::stable_sort(edits.begin(), edits.end(), [](const Edit &a, const Edit &b) { return a.gain > b.gain; });
     explore(edits);
@@ -614,10 +614,9 @@ private:
   void recopies(std::vector<Edit> &edits) const {
     if (!bestProfile_.contains("task_stats"))
       return;
-    if (bestProfile_.contains("bottlenecks"))
-      for (const auto &b : bestProfile_["bottlenecks"])
-        if (sim::parseBottleneckKind(support::textOf(b, "kind")) == sim::BottleneckKind::Memory)
-          return; // collection is what keeps the memory from filling
+    for (const auto &b : bestEvidence_.bottlenecks)
+      if (sim::parseBottleneckKind(b.kind) == sim::BottleneckKind::Memory)
+        return; // collection is what keeps the memory from filling
     double copied = support::numberOf(bestProfile_, "bytes_copied");
     double elapsed = support::numberOf(bestProfile_, "time_s");
     for (const auto &t : bestProfile_["task_stats"]) {
@@ -638,10 +637,9 @@ private:
 
   /// How busy the busiest processor kind is on average (the "processor" bottleneck's share).
   double busiestKindShare() const {
-    if (bestProfile_.contains("bottlenecks"))
-      for (const auto &b : bestProfile_["bottlenecks"])
-        if (sim::parseBottleneckKind(support::textOf(b, "kind")) == sim::BottleneckKind::Processor)
-          return support::numberOf(b, "share");
+    for (const auto &b : bestEvidence_.bottlenecks)
+      if (sim::parseBottleneckKind(b.kind) == sim::BottleneckKind::Processor)
+        return b.share;
     return 0;
   }
 
@@ -674,152 +672,208 @@ private:
     return have && mentions(have->statement, libraryFunction(pattern, p.dims, kindOf(p.task)).name);
   }
 
-  void addressBottleneck(const json &b, std::vector<Edit> &edits) const {
-    using sim::BottleneckKind;
-    auto typed = sim::parseBottleneckKind(support::textOf(b, "kind"));
-    if (!typed)
+  /// A bottleneck as the edit generators read it: what it is about, its sentence, its share and the
+  /// best mapper's elapsed time.
+  struct Hit {
+    std::string resource, detail;
+    double share = 0, elapsed = 0;
+  };
+  using Generator = void (GuidedAgent::*)(const Hit &, std::vector<Edit> &) const;
+
+  /// The edit generators of each kind of bottleneck the simulator (or legion_prof) names, in the order
+  /// they run: one per idea, as schedule rules are in TVM's MetaSchedule. A kind with none (access:
+  /// slowArguments reads the task statistics instead) proposes nothing here.
+  static const std::map<sim::BottleneckKind, std::vector<Generator>> &generators() {
+    using K = sim::BottleneckKind;
+    static const std::map<K, std::vector<Generator>> table = {
+        {K::Variant, {&GuidedAgent::fasterVariant}},
+        {K::Channel, {&GuidedAgent::keepDataLocal, &GuidedAgent::writeWhereReadFor}},
+        {K::Idle, {&GuidedAgent::spreadWork}},
+        {K::Processor,
+         {&GuidedAgent::spreadWork, &GuidedAgent::stageThroughHostFor, &GuidedAgent::moreInstancesInFlight}},
+        {K::Runtime, {&GuidedAgent::writeWhereReadFor}},
+        {K::Memory, {&GuidedAgent::releaseMemory}}};
+    return table;
+  }
+
+  void addressBottleneck(const support::Bottleneck &b, std::vector<Edit> &edits) const {
+    auto kind = sim::parseBottleneckKind(b.kind);
+    if (!kind)
       return; // not the simulator's: nothing this agent knows how to address
-    BottleneckKind kind = *typed;
-    std::string resource = support::textOf(b, "resource"), detail = support::textOf(b, "detail");
-    double elapsed = support::numberOf(bestProfile_, "time_s");
-    double share = support::numberOf(b, "share");
-    if (kind == BottleneckKind::Variant && app_.task(resource)) {
-      if (const Param *p = param(resource + ".processor"))
-        for (const auto &v : p->values)
-          if (v.rfind(std::string(support::toString(kindOf(resource))), 0) != 0) {
-            Edit e{"Task " + resource, fmt::format("Task {} {};", resource, v),
-                   fmt::format("run {} on {} first -- {}", resource, v.substr(0, v.find(',')), detail), {}};
-            e.gain = std::max(0.0, stat(resource, "busy_s") - stat(resource, "best_variant_s"));
-            edits.push_back(std::move(e));
-          }
-    }
-    if (kind == BottleneckKind::Channel) {
-      // Copies between memories: keep data where the work is. Shared regions go
-      // to memory every piece reaches (zero-copy), children run where their
-      // parent runs, and read-only inputs of the busiest leaves may be read in place.
-      double gain = share * elapsed;
-      for (const auto &task : busiestTasks()) {
-        const model::Task *t = app_.task(task);
-        if (!t || (!statOf(task) && !t->inner()))
-          continue; // untimed (setup) work does not copy in the measured part
-        ProcKind k = kindOf(task);
-        for (const char *suffix : {".single_placement", ".placement"})
-          if (const Param *p = param(task + suffix);
-              p && std::find(p->values.begin(), p->values.end(), "parent") != p->values.end() &&
-              !placedWith(*p, "parent")) {
-            if (startMaps(task, k, p->kind == ParamKind::SinglePlacement))
-              continue; // the start places it already, deliberately
-            Edit e = placementEdit(*p, "parent", k,
-                                   fmt::format("run {} on its parent's processor, so the data it shares with its "
-                                               "parent and siblings stays local -- {}",
-                                               task, detail));
-            e.gain = 0.9 * gain;
-            edits.push_back(std::move(e));
-          }
-        if (t->inner())
-          continue;
-        // Where the data comes from decides what moves: place the setup tasks that write
-        // this task's inputs with Legion's default block (then the other patterns).
-        for (const auto &arg : t->args)
-          for (const auto &producer : app_.tasks) {
-            // Setup work (untimed) on the consumer's kind: where it runs decides which
-            // processor's memory the data starts in.
-            if (producer.name == task || producer.inner() || statOf(producer.name) ||
-                kindOf(producer.name) != k)
-              continue;
-            bool writes = false;
-            for (const auto &parg : producer.args)
-              writes = writes || (rootOf(parg.region) == rootOf(arg.region) && parg.privilege != model::Privilege::Read);
-            const Param *p = param(producer.name + ".placement");
-            if (!writes || !p || producedSeen_.count(producer.name + "|" + task))
-              continue;
-            producedSeen_.insert(producer.name + "|" + task);
-            for (const auto &pattern : p->values) {
-              if (placedWith(*p, pattern == "default" ? "block" : pattern))
-                continue;
-              Edit e = placementEdit(*p, pattern, kindOf(producer.name),
-                                     fmt::format("place {} (which writes {}, read by {}) with the {} placement, so "
-                                                 "the data starts where it is used -- {}",
-                                                 producer.name, rootOf(arg.region), task, pattern, detail));
-              // Legion's default block first; the other patterns only after every other idea.
-              e.gain = (pattern == "default" ? 0.3 : 1e-3) * gain;
-              edits.push_back(std::move(e));
-            }
-          }
-        producedSeen_.clear();
-        for (const auto &arg : t->args) {
-          std::string now = memoryOf(task, arg.region);
-          bool readOnly = arg.privilege == model::Privilege::Read;
-          if (!shared(arg.region) && (!readOnly || privateTo(*t, arg)))
+    auto it = generators().find(*kind);
+    if (it == generators().end())
+      return;
+    Hit h{b.subject, b.detail, b.share, support::numberOf(bestProfile_, "time_s")};
+    for (Generator g : it->second)
+      (this->*g)(h, edits);
+  }
+
+  /// variant: run the task on a kind whose variant would be faster first.
+  void fasterVariant(const Hit &h, std::vector<Edit> &edits) const {
+    if (!app_.task(h.resource))
+      return;
+    const std::string &resource = h.resource;
+    const std::string &detail = h.detail;
+    if (const Param *p = param(resource + ".processor"))
+      for (const auto &v : p->values)
+        if (v.rfind(std::string(support::toString(kindOf(resource))), 0) != 0) {
+          Edit e{"Task " + resource, fmt::format("Task {} {};", resource, v),
+                 fmt::format("run {} on {} first -- {}", resource, v.substr(0, v.find(',')), detail), {}};
+          e.gain = std::max(0.0, stat(resource, "busy_s") - stat(resource, "best_variant_s"));
+          edits.push_back(std::move(e));
+        }
+  }
+
+  /// channel: copies between memories. Keep data where the work is: shared regions go to memory every
+  /// piece reaches (zero-copy), children run where their parent runs, the setup tasks that write a
+  /// task's inputs are placed like it, and read-only inputs of the busiest leaves may be read in place.
+  void keepDataLocal(const Hit &h, std::vector<Edit> &edits) const {
+    const std::string &detail = h.detail;
+    double share = h.share, elapsed = h.elapsed;
+    double gain = share * elapsed;
+    for (const auto &task : busiestTasks()) {
+      const model::Task *t = app_.task(task);
+      if (!t || (!statOf(task) && !t->inner()))
+        continue; // untimed (setup) work does not copy in the measured part
+      ProcKind k = kindOf(task);
+      for (const char *suffix : {".single_placement", ".placement"})
+        if (const Param *p = param(task + suffix);
+            p && std::find(p->values.begin(), p->values.end(), "parent") != p->values.end() &&
+            !placedWith(*p, "parent")) {
+          if (startMaps(task, k, p->kind == ParamKind::SinglePlacement))
+            continue; // the start places it already, deliberately
+          Edit e = placementEdit(*p, "parent", k,
+                                 fmt::format("run {} on its parent's processor, so the data it shares with its "
+                                             "parent and siblings stays local -- {}",
+                                             task, detail));
+          e.gain = 0.9 * gain;
+          edits.push_back(std::move(e));
+        }
+      if (t->inner())
+        continue;
+      // Where the data comes from decides what moves: place the setup tasks that write
+      // this task's inputs with Legion's default block (then the other patterns).
+      for (const auto &arg : t->args)
+        for (const auto &producer : app_.tasks) {
+          // Setup work (untimed) on the consumer's kind: where it runs decides which
+          // processor's memory the data starts in.
+          if (producer.name == task || producer.inner() || statOf(producer.name) ||
+              kindOf(producer.name) != k)
             continue;
-          for (const auto &m : sharedKinds(task))
-            if (m != now && m != memoryLists(task, arg.region).front()) {
-              Edit e = regionEdit(task, arg.region, k, m,
-                                  fmt::format("keep the {} region {} of {} in {}, which every processor of the node "
-                                              "reads, instead of copying it -- {}",
-                                              shared(arg.region) ? "shared" : "read-only", arg.region, task, m,
-                                              detail));
-              e.gain = (shared(arg.region) ? 1.0 : 0.5) * gain;
-              edits.push_back(std::move(e));
-            }
+          bool writes = false;
+          for (const auto &parg : producer.args)
+            writes = writes || (rootOf(parg.region) == rootOf(arg.region) && parg.privilege != model::Privilege::Read);
+          const Param *p = param(producer.name + ".placement");
+          if (!writes || !p || producedSeen_.count(producer.name + "|" + task))
+            continue;
+          producedSeen_.insert(producer.name + "|" + task);
+          for (const auto &pattern : p->values) {
+            if (placedWith(*p, pattern == "default" ? "block" : pattern))
+              continue;
+            Edit e = placementEdit(*p, pattern, kindOf(producer.name),
+                                   fmt::format("place {} (which writes {}, read by {}) with the {} placement, so "
+                                               "the data starts where it is used -- {}",
+                                               producer.name, rootOf(arg.region), task, pattern, detail));
+            // Legion's default block first; the other patterns only after every other idea.
+            e.gain = (pattern == "default" ? 0.3 : 1e-3) * gain;
+            edits.push_back(std::move(e));
+          }
         }
-      }
-    }
-    if ((kind == BottleneckKind::Idle || kind == BottleneckKind::Processor) && busiestKindShare() < 0.95) {
-      colocate(detail, edits);
-      // Processors wait for work: spread the launches differently (pointless when all are busy).
-      for (const auto &task : busiestTasks())
-        for (const char *suffix : {".placement", ".single_placement"})
-          if (const Param *p = param(task + suffix))
-            for (const auto &pattern : p->values)
-              if (pattern != "default" && !placedWith(*p, pattern)) {
-                Edit e = placementEdit(*p, pattern, kindOf(task),
-                                       fmt::format("spread {} with the {} placement -- {}", task, pattern, detail));
-                e.gain = 1e-9 * stat(task, "busy_s");
-                edits.push_back(std::move(e));
-              }
-    }
-    if (kind == BottleneckKind::Processor && share < 0.95)
-      stageThroughHost(detail, edits);
-    if (kind == BottleneckKind::Runtime || kind == BottleneckKind::Channel)
-      writeWhereRead(share * elapsed, detail, edits);
-    if (kind == BottleneckKind::Processor && share < 0.95) {
-      // Processors wait: more instances in flight per processor overlap copies with work.
-      for (const auto &t : app_.tasks) {
-        if (!param(t.name + ".instance_limit") || !startPolicy_.ok())
+      producedSeen_.clear();
+      for (const auto &arg : t->args) {
+        std::string now = memoryOf(task, arg.region);
+        bool readOnly = arg.privilege == model::Privilege::Read;
+        if (!shared(arg.region) && (!readOnly || privateTo(*t, arg)))
           continue;
-        auto limit = dsl::instanceLimitFor(startPolicy_.program, t.name, kindOf(t.name));
-        const Edit *have = best_.find("InstanceLimit " + t.name);
-        if (!limit || have)
-          continue;
-        for (int64_t factor : {2, 4}) {
-          Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} {};", t.name, *limit * factor),
-                 fmt::format("allow {} instances of {} in flight per processor (was {}) to overlap copies with "
-                             "work -- {}",
-                             *limit * factor, t.name, *limit, detail),
-                 {}};
-          e.gain = (1 - share) * elapsed * 0.5 / static_cast<double>(factor);
-          edits.push_back(std::move(e));
-        }
-      }
-    }
-    if (kind == BottleneckKind::Memory) {
-      for (const auto &t : app_.tasks) {
-        if (const Param *p = param(t.name + ".collect")) {
-          Edit e{"CollectMemory " + t.name, fmt::format("CollectMemory {} *;", p->task),
-                 fmt::format("collect {}'s read-only instances after use -- {}", t.name, detail), {}};
-          e.gain = 1e-6 * share;
-          edits.push_back(std::move(e));
-        }
-        if (param(t.name + ".instance_limit")) {
-          Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} 1;", t.name),
-                 fmt::format("bound {}'s instances in flight -- {}", t.name, detail), {}};
-          e.gain = 1e-6 * share;
-          edits.push_back(std::move(e));
-        }
+        for (const auto &m : sharedKinds(task))
+          if (m != now && m != memoryLists(task, arg.region).front()) {
+            Edit e = regionEdit(task, arg.region, k, m,
+                                fmt::format("keep the {} region {} of {} in {}, which every processor of the node "
+                                            "reads, instead of copying it -- {}",
+                                            shared(arg.region) ? "shared" : "read-only", arg.region, task, m,
+                                            detail));
+            e.gain = (shared(arg.region) ? 1.0 : 0.5) * gain;
+            edits.push_back(std::move(e));
+          }
       }
     }
   }
+
+  /// idle, processor: processors wait for work: place the producers and consumers together, and spread
+  /// the launches differently (pointless when all are busy).
+  void spreadWork(const Hit &h, std::vector<Edit> &edits) const {
+    if (busiestKindShare() >= 0.95)
+      return;
+    const std::string &detail = h.detail;
+    colocate(detail, edits);
+    for (const auto &task : busiestTasks())
+      for (const char *suffix : {".placement", ".single_placement"})
+        if (const Param *p = param(task + suffix))
+          for (const auto &pattern : p->values)
+            if (pattern != "default" && !placedWith(*p, pattern)) {
+              Edit e = placementEdit(*p, pattern, kindOf(task),
+                                     fmt::format("spread {} with the {} placement -- {}", task, pattern, detail));
+              e.gain = 1e-9 * stat(task, "busy_s");
+              edits.push_back(std::move(e));
+            }
+  }
+
+  /// processor: stage a GPU task's data through host memory (stageThroughHost), unless all are busy.
+  void stageThroughHostFor(const Hit &h, std::vector<Edit> &edits) const {
+    if (h.share < 0.95)
+      stageThroughHost(h.detail, edits);
+  }
+
+  /// channel, runtime: a task writes where its readers read (writeWhereRead).
+  void writeWhereReadFor(const Hit &h, std::vector<Edit> &edits) const {
+    writeWhereRead(h.share * h.elapsed, h.detail, edits);
+  }
+
+  /// processor: processors wait; more instances in flight per processor overlap copies with work.
+  void moreInstancesInFlight(const Hit &h, std::vector<Edit> &edits) const {
+    if (h.share >= 0.95)
+      return;
+    const std::string &detail = h.detail;
+    double share = h.share, elapsed = h.elapsed;
+    for (const auto &t : app_.tasks) {
+      if (!param(t.name + ".instance_limit") || !startPolicy_.ok())
+        continue;
+      auto limit = dsl::instanceLimitFor(startPolicy_.program, t.name, kindOf(t.name));
+      const Edit *have = best_.find("InstanceLimit " + t.name);
+      if (!limit || have)
+        continue;
+      for (int64_t factor : {2, 4}) {
+        Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} {};", t.name, *limit * factor),
+               fmt::format("allow {} instances of {} in flight per processor (was {}) to overlap copies with "
+                           "work -- {}",
+                           *limit * factor, t.name, *limit, detail),
+               {}};
+        e.gain = (1 - share) * elapsed * 0.5 / static_cast<double>(factor);
+        edits.push_back(std::move(e));
+      }
+    }
+  }
+
+  /// memory: collect read-only instances after use, and bound instances in flight.
+  void releaseMemory(const Hit &h, std::vector<Edit> &edits) const {
+    const std::string &detail = h.detail;
+    double share = h.share;
+    for (const auto &t : app_.tasks) {
+      if (const Param *p = param(t.name + ".collect")) {
+        Edit e{"CollectMemory " + t.name, fmt::format("CollectMemory {} *;", p->task),
+               fmt::format("collect {}'s read-only instances after use -- {}", t.name, detail), {}};
+        e.gain = 1e-6 * share;
+        edits.push_back(std::move(e));
+      }
+      if (param(t.name + ".instance_limit")) {
+        Edit e{"InstanceLimit " + t.name, fmt::format("InstanceLimit {} 1;", t.name),
+               fmt::format("bound {}'s instances in flight -- {}", t.name, detail), {}};
+        e.gain = 1e-6 * share;
+        edits.push_back(std::move(e));
+      }
+    }
+  }
+
 
   /// Processors wait while data moves to them: place the busiest leaf launch and the (untimed)
   /// launches that write the data it reads with one placement pattern, so that each block starts
@@ -1052,6 +1106,7 @@ private:
   std::string bestHash_;
   double bestScore_ = -1;
   json bestProfile_ = json::object();
+  support::Evidence bestEvidence_;
   std::deque<std::pair<Version, Edit>> queue_;
   std::vector<std::pair<Version, std::optional<Edit>>> pending_;
   std::set<std::string> proposed_, tried_, settled_;

@@ -132,12 +132,9 @@ std::string join(const std::vector<ProcKind> &kinds) {
   return fmt::format("{}", fmt::join(names, ","));
 }
 
-} // namespace
-
-Space Space::build(const model::AppModel &app, const model::MachineModel &machine) {
-  Space s;
-  s.app_ = app.name;
-  s.machine_ = machine.name;
+/// What the launches say of each task: its index launches' dimensions, whether an inner task launches
+/// it (alone or not).
+std::map<std::string, TaskFacts> launchFacts(const model::AppModel &app) {
   std::map<std::string, TaskFacts> facts;
   auto visit = [&](const std::vector<model::Launch> &launches, bool fromInner) {
     for (const auto &l : launches) {
@@ -154,6 +151,76 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
   visit(app.teardown, false);
   for (const auto &t : app.tasks)
     visit(t.launches, true);
+  return facts;
+}
+
+/// Whether a processor of kind `p` reaches a memory of kind `k` on `machine`.
+bool reaches(const model::MachineModel &machine, ProcKind p, MemKind k) {
+  for (const auto &m : machine.memories)
+    if (m.kind == k)
+      for (const auto &a : m.access)
+        if (a.proc == p)
+          return true;
+  return false;
+}
+
+/// The best affinity from a processor of kind `p` to a memory of kind `k` (-1: none).
+double affinity(const model::MachineModel &machine, ProcKind p, MemKind k) {
+  double best = -1;
+  for (const auto &m : machine.memories)
+    if (m.kind == k)
+      for (const auto &a : m.access)
+        if (a.proc == p)
+          best = std::max(best, a.affinity);
+  return best;
+}
+
+/// The processor orders of a task with several variants: every ordering, the default preference first.
+Param processorParam(const model::Task &task, const std::vector<ProcKind> &kinds) {
+  Param p{task.name + ".processor", ParamKind::Processor, task.name, {}, 0, {}, {}};
+  std::vector<size_t> idx(kinds.size());
+  for (size_t i = 0; i < idx.size(); ++i)
+    idx[i] = i;
+  do {
+    std::vector<ProcKind> o;
+    for (size_t i : idx)
+      o.push_back(kinds[i]);
+    p.values.push_back(join(o));
+  } while (std::next_permutation(idx.begin(), idx.end()));
+  p.doc = fmt::format("processor kinds tried in order for {} (variants: {})", task.name, join(kinds));
+  return p;
+}
+
+/// A task's instance layouts, and the constraints its layout needs put on them (added to `constraints`).
+Param layoutParam(const model::Task &task, const std::vector<ProcKind> &kinds, std::vector<Constraint> &constraints) {
+  Param layout{task.name + ".layout",
+               ParamKind::Layout,
+               task.name,
+               {},
+               0,
+               {"SOA C_order", "SOA F_order", "AOS C_order", "AOS F_order"},
+               fmt::format("instance layout of {}'s region arguments", task.name)};
+  for (const auto &need : task.layoutNeeds) {
+    Constraint c;
+    c.param = task.name + ".layout";
+    for (const auto &v : layout.values)
+      if ((!need.order || v.find(*need.order) != std::string::npos) && (!need.soa || v.rfind("SOA", 0) == 0))
+        c.allowed.push_back(v);
+    if (!need.variants.empty() && kinds.size() > 1)
+      c.dependsOn = task.name + ".processor";
+    c.rule = need.variants.empty() ? need.message : fmt::format("on {}: {}", join(need.variants), need.message);
+    constraints.push_back(std::move(c));
+  }
+  return layout;
+}
+
+} // namespace
+
+Space Space::build(const model::AppModel &app, const model::MachineModel &machine) {
+  Space s;
+  s.app_ = app.name;
+  s.machine_ = machine.name;
+  std::map<std::string, TaskFacts> facts = launchFacts(app);
 
   // Processor kinds in Legion's default preference, present on the machine.
   const std::array<ProcKind, 3> order = {ProcKind::GPU, ProcKind::OMP, ProcKind::CPU};
@@ -161,23 +228,8 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
   for (const auto &m : machine.memories)
     if (m.capacity > 0 && std::find(memKinds.begin(), memKinds.end(), m.kind) == memKinds.end())
       memKinds.push_back(m.kind);
-  auto reaches = [&](ProcKind p, MemKind k) {
-    for (const auto &m : machine.memories)
-      if (m.kind == k)
-        for (const auto &a : m.access)
-          if (a.proc == p)
-            return true;
-    return false;
-  };
-  auto affinity = [&](ProcKind p, MemKind k) {
-    double best = -1;
-    for (const auto &m : machine.memories)
-      if (m.kind == k)
-        for (const auto &a : m.access)
-          if (a.proc == p)
-            best = std::max(best, a.affinity);
-    return best;
-  };
+  auto reaches = [&](ProcKind p, MemKind k) { return mapping::reaches(machine, p, k); };
+  auto affinity = [&](ProcKind p, MemKind k) { return mapping::affinity(machine, p, k); };
 
   for (const auto &m : machine.memories)
     for (const auto &acc : m.access)
@@ -195,21 +247,8 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
       if (task.hasVariant(k) && machine.count(k) > 0)
         kinds.push_back(k);
     s.variants_.push_back(kinds);
-    if (kinds.size() > 1) {
-      Param p{task.name + ".processor", ParamKind::Processor, task.name, {}, 0, {}, {}};
-      // Every ordering, the default preference first.
-      std::vector<size_t> idx(kinds.size());
-      for (size_t i = 0; i < idx.size(); ++i)
-        idx[i] = i;
-      do {
-        std::vector<ProcKind> o;
-        for (size_t i : idx)
-          o.push_back(kinds[i]);
-        p.values.push_back(join(o));
-      } while (std::next_permutation(idx.begin(), idx.end()));
-      p.doc = fmt::format("processor kinds tried in order for {} (variants: {})", task.name, join(kinds));
-      processors.push_back(std::move(p));
-    }
+    if (kinds.size() > 1)
+      processors.push_back(processorParam(task, kinds));
     if (kinds.empty())
       continue;
 
@@ -242,29 +281,8 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
     for (const auto &region : f.regions)
       memories.push_back(Param{task.name + ".memory." + region, ParamKind::Memory, task.name, region, 0, lists,
                                fmt::format("memory kinds tried in order for region {} of {}", region, task.name)});
-    if (f.layoutMatters && !task.inner()) {
-      layouts.push_back(Param{task.name + ".layout",
-                              ParamKind::Layout,
-                              task.name,
-                              {},
-                              0,
-                              {"SOA C_order", "SOA F_order", "AOS C_order", "AOS F_order"},
-                              fmt::format("instance layout of {}'s region arguments", task.name)});
-      for (const auto &need : task.layoutNeeds) {
-        Constraint c;
-        c.param = task.name + ".layout";
-        for (const auto &v : layouts.back().values)
-          if ((!need.order || v.find(*need.order) != std::string::npos) &&
-              (!need.soa || v.rfind("SOA", 0) == 0))
-            c.allowed.push_back(v);
-        if (!need.variants.empty() && kinds.size() > 1)
-          c.dependsOn = task.name + ".processor";
-        c.rule = need.variants.empty()
-                     ? need.message
-                     : fmt::format("on {}: {}", join(need.variants), need.message);
-        s.constraints_.push_back(std::move(c));
-      }
-    }
+    if (f.layoutMatters && !task.inner())
+      layouts.push_back(layoutParam(task, kinds, s.constraints_));
     if (f.indexDims > 0)
       placements.push_back(Param{task.name + ".placement", ParamKind::IndexPlacement, task.name, {}, f.indexDims,
                                  placementPatterns(f.indexDims, f.child, false),

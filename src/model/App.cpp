@@ -118,6 +118,181 @@ Privilege readPrivilege(TableReader &r) {
   r.failAt("privilege", fmt::format("unknown privilege '{}' (known: read, write, read-write, reduce)", text));
 }
 
+/// One [[region]], checked against the regions before it.
+Region readRegion(TableReader &r, const AppModel &app, TableReader &top) {
+  Region region;
+  region.line = r.line();
+  region.name = r.string("name");
+  double dims = r.number("dims", 1);
+  if (dims < 1 || dims > 3 || dims != std::floor(dims))
+    r.failAt("dims", "must be 1, 2 or 3");
+  region.dims = static_cast<int>(dims);
+  for (const auto &[name, bytes] : r.numberTable("fields")) {
+    if (!(bytes > 0))
+      r.failAt("fields", fmt::format("field '{}' must have a positive size in bytes", name));
+    region.fields.push_back({name, bytes});
+  }
+  if (region.fields.empty())
+    r.failAt("fields", "a region needs at least one field (fields = { name = bytes })");
+  if (r.has("elements"))
+    region.elements = detail::expr(r, "elements");
+  r.finish();
+  if (app.region(region.name))
+    failLine(top.file(), region.line, fmt::format("region '{}' is defined twice", region.name));
+  return region;
+}
+
+/// One [[partition]], checked against the regions and partitions before it.
+Partition readPartition(TableReader &r, const AppModel &app, TableReader &top) {
+  Partition p;
+  p.line = r.line();
+  p.name = r.string("name");
+  p.region = r.string("region");
+  p.covers = r.string("covers", "");
+  if (p.covers.empty()) {
+    p.pieces = detail::exprs(r, "pieces");
+    p.elements = detail::expr(r, "elements");
+    if (p.pieces.empty() || p.pieces.size() > 3)
+      r.failAt("pieces", "a piece grid has 1, 2 or 3 dimensions");
+  } else {
+    p.neighbors = r.intLists("neighbors");
+    p.fraction = detail::expr(r, "fraction");
+    p.wrap = r.boolean("wrap", true);
+  }
+  r.finish();
+  if (!app.region(p.region))
+    failLine(top.file(), p.line,
+             fmt::format("partition '{}': unknown region '{}'", p.name, p.region) +
+                 didYouMean(p.region, app.regionNames()));
+  if (app.partition(p.name) || app.region(p.name))
+    failLine(top.file(), p.line, fmt::format("the name '{}' is defined twice", p.name));
+  if (p.aliased()) {
+    const Partition *of = app.partition(p.covers);
+    if (!of || of->aliased())
+      failLine(top.file(), p.line,
+               fmt::format("partition '{}': covers '{}', which is not a disjoint partition defined above", p.name,
+                           p.covers));
+    if (of->region != p.region)
+      failLine(top.file(), p.line,
+               fmt::format("partition '{}' is of region '{}' but covers '{}' of region '{}'", p.name, p.region,
+                           of->name, of->region));
+    p.pieces = of->pieces;
+    for (const auto &offset : p.neighbors) {
+      if (offset.size() != of->pieces.size())
+        failLine(top.file(), p.line,
+                 fmt::format("partition '{}': a neighbour offset has {} coordinates; the grid of '{}' has {}", p.name,
+                             offset.size(), of->name, of->pieces.size()));
+      for (int64_t o : offset)
+        if (o < -1'000'000'000 || o > 1'000'000'000)
+          failLine(
+              top.file(), p.line,
+              fmt::format("partition '{}': neighbour offset {} is out of range (at most 10^9 pieces away)", p.name, o));
+    }
+  }
+  return p;
+}
+
+/// One [[task.arg]] of task `t`: its region or partition, piece and fields checked against the app.
+Arg readArg(TableReader &a, const AppModel &app, const Task &t, TableReader &top) {
+  Arg arg;
+  arg.line = a.line();
+  arg.region = a.string("region");
+  arg.piece = detail::exprs(a, "piece", false);
+  arg.over = detail::exprTable(a, "over");
+  arg.privilege = readPrivilege(a);
+  arg.fields = a.strings("fields", false);
+  if (a.has("traffic"))
+    arg.traffic = detail::expr(a, "traffic");
+  a.finish();
+  const Region *region = app.region(arg.region);
+  const Partition *part = app.partition(arg.region);
+  if (part)
+    region = app.region(part->region);
+  if (!region)
+    failLine(top.file(), arg.line,
+             fmt::format("task '{}': unknown region or partition '{}'", t.name, arg.region) +
+                 didYouMean(arg.region, app.regionNames()));
+  if (part && arg.piece.size() != part->pieces.size())
+    failLine(top.file(), arg.line,
+             fmt::format("task '{}': '{}' has a {}-D piece grid; 'piece' needs {} coordinates", t.name, arg.region,
+                         part->pieces.size(), part->pieces.size()));
+  if (!part && !arg.piece.empty())
+    failLine(top.file(), arg.line,
+             fmt::format("task '{}': '{}' is a whole region; it has no pieces", t.name, arg.region));
+  std::vector<std::string> fieldNames;
+  for (const auto &f : region->fields)
+    fieldNames.push_back(f.name);
+  if (arg.fields.empty())
+    arg.fields = fieldNames;
+  for (const auto &f : arg.fields)
+    if (std::find(fieldNames.begin(), fieldNames.end(), f) == fieldNames.end())
+      failLine(top.file(), arg.line,
+               fmt::format("task '{}': region '{}' has no field '{}'", t.name, region->name, f) +
+                   didYouMean(f, fieldNames));
+  return arg;
+}
+
+/// One [[task.requires]] of task `t`: a layout its variants need.
+LayoutRequirement readRequirement(TableReader &q, const Task &t) {
+  LayoutRequirement req;
+  req.line = q.line();
+  if (q.has("arg")) {
+    double a = q.number("arg");
+    if (a < 0 || a >= static_cast<double>(t.args.size()) || a != std::floor(a))
+      q.failAt("arg", fmt::format("task '{}' has {} arguments (0-based)", t.name, t.args.size()));
+    req.arg = static_cast<int>(a);
+  }
+  if (q.has("order")) {
+    req.order = q.string("order");
+    if (*req.order != "C_order" && *req.order != "F_order")
+      q.failAt("order", "must be \"C_order\" or \"F_order\"");
+  }
+  req.soa = q.boolean("soa", false);
+  for (const std::string &v : q.strings("variants", false)) {
+    auto kind = support::parseProcKind(v);
+    if (!kind || !t.hasVariant(*kind))
+      q.failAt("variants", fmt::format("task '{}' has no {} variant", t.name, v));
+    req.variants.push_back(*kind);
+  }
+  req.message = q.string("message");
+  q.finish();
+  return req;
+}
+
+/// One [[task]]: its variants, costs, arguments, layout needs and launches.
+Task readTask(TableReader &r, const AppModel &app, TableReader &top) {
+  Task t;
+  t.line = r.line();
+  t.name = r.string("name");
+  if (app.task(t.name))
+    failLine(top.file(), t.line, fmt::format("task '{}' is defined twice", t.name));
+  for (const std::string &v : r.strings("variants")) {
+    auto kind = support::parseProcKind(v);
+    if (!kind)
+      r.failAt("variants", fmt::format("unknown processor kind '{}'", v));
+    t.variants.push_back(*kind);
+  }
+  if (t.variants.empty())
+    r.failAt("variants", "a task needs at least one variant");
+  t.flops = detail::expr(r, "flops", "0");
+  for (const auto &[k, value] : r.numberTable("efficiency")) {
+    auto kind = support::parseProcKind(k);
+    if (!kind)
+      r.failAt("efficiency", fmt::format("unknown processor kind '{}'", k));
+    if (!(value > 0 && value <= 1))
+      r.failAt("efficiency", "an efficiency is a fraction of peak in (0, 1]");
+    t.efficiency[*kind] = value;
+  }
+  for (TableReader &a : r.tables("arg"))
+    t.args.push_back(readArg(a, app, t, top));
+  for (TableReader &q : r.tables("requires"))
+    t.layoutNeeds.push_back(readRequirement(q, t));
+  for (TableReader &l : r.tables("launch"))
+    t.launches.push_back(readLaunch(l));
+  r.finish();
+  return t;
+}
+
 AppModel readApp(TableReader &top) {
   AppModel app;
   app.name = top.string("name");
@@ -144,168 +319,14 @@ AppModel readApp(TableReader &top) {
 
   app.params = detail::exprTable(top, "params");
 
-  for (TableReader &r : top.tables("region")) {
-    Region region;
-    region.line = r.line();
-    region.name = r.string("name");
-    double dims = r.number("dims", 1);
-    if (dims < 1 || dims > 3 || dims != std::floor(dims))
-      r.failAt("dims", "must be 1, 2 or 3");
-    region.dims = static_cast<int>(dims);
-    for (const auto &[name, bytes] : r.numberTable("fields")) {
-      if (!(bytes > 0))
-        r.failAt("fields", fmt::format("field '{}' must have a positive size in bytes", name));
-      region.fields.push_back({name, bytes});
-    }
-    if (region.fields.empty())
-      r.failAt("fields", "a region needs at least one field (fields = { name = bytes })");
-    if (r.has("elements"))
-      region.elements = detail::expr(r, "elements");
-    r.finish();
-    if (app.region(region.name))
-      failLine(top.file(), region.line, fmt::format("region '{}' is defined twice", region.name));
-    app.regions.push_back(std::move(region));
-  }
+  for (TableReader &r : top.tables("region"))
+    app.regions.push_back(readRegion(r, app, top));
 
-  for (TableReader &r : top.tables("partition")) {
-    Partition p;
-    p.line = r.line();
-    p.name = r.string("name");
-    p.region = r.string("region");
-    p.covers = r.string("covers", "");
-    if (p.covers.empty()) {
-      p.pieces = detail::exprs(r, "pieces");
-      p.elements = detail::expr(r, "elements");
-      if (p.pieces.empty() || p.pieces.size() > 3)
-        r.failAt("pieces", "a piece grid has 1, 2 or 3 dimensions");
-    } else {
-      p.neighbors = r.intLists("neighbors");
-      p.fraction = detail::expr(r, "fraction");
-      p.wrap = r.boolean("wrap", true);
-    }
-    r.finish();
-    if (!app.region(p.region))
-      failLine(top.file(), p.line,
-               fmt::format("partition '{}': unknown region '{}'", p.name, p.region) +
-                   didYouMean(p.region, app.regionNames()));
-    if (app.partition(p.name) || app.region(p.name))
-      failLine(top.file(), p.line, fmt::format("the name '{}' is defined twice", p.name));
-    if (p.aliased()) {
-      const Partition *of = app.partition(p.covers);
-      if (!of || of->aliased())
-        failLine(top.file(), p.line,
-                 fmt::format("partition '{}': covers '{}', which is not a disjoint partition defined above", p.name,
-                             p.covers));
-      if (of->region != p.region)
-        failLine(top.file(), p.line, fmt::format("partition '{}' is of region '{}' but covers '{}' of region '{}'",
-                                                 p.name, p.region, of->name, of->region));
-      p.pieces = of->pieces;
-      for (const auto &offset : p.neighbors) {
-        if (offset.size() != of->pieces.size())
-          failLine(top.file(), p.line,
-                   fmt::format("partition '{}': a neighbour offset has {} coordinates; the grid of '{}' has {}",
-                               p.name, offset.size(), of->name, of->pieces.size()));
-        for (int64_t o : offset)
-          if (o < -1'000'000'000 || o > 1'000'000'000)
-            failLine(top.file(), p.line,
-                     fmt::format("partition '{}': neighbour offset {} is out of range (at most 10^9 pieces away)",
-                                 p.name, o));
-      }
-    }
-    app.partitions.push_back(std::move(p));
-  }
+  for (TableReader &r : top.tables("partition"))
+    app.partitions.push_back(readPartition(r, app, top));
 
-  for (TableReader &r : top.tables("task")) {
-    Task t;
-    t.line = r.line();
-    t.name = r.string("name");
-    if (app.task(t.name))
-      failLine(top.file(), t.line, fmt::format("task '{}' is defined twice", t.name));
-    for (const std::string &v : r.strings("variants")) {
-      auto kind = support::parseProcKind(v);
-      if (!kind)
-        r.failAt("variants", fmt::format("unknown processor kind '{}'", v));
-      t.variants.push_back(*kind);
-    }
-    if (t.variants.empty())
-      r.failAt("variants", "a task needs at least one variant");
-    t.flops = detail::expr(r, "flops", "0");
-    for (const auto &[k, value] : r.numberTable("efficiency")) {
-      auto kind = support::parseProcKind(k);
-      if (!kind)
-        r.failAt("efficiency", fmt::format("unknown processor kind '{}'", k));
-      if (!(value > 0 && value <= 1))
-        r.failAt("efficiency", "an efficiency is a fraction of peak in (0, 1]");
-      t.efficiency[*kind] = value;
-    }
-    for (TableReader &a : r.tables("arg")) {
-      Arg arg;
-      arg.line = a.line();
-      arg.region = a.string("region");
-      arg.piece = detail::exprs(a, "piece", false);
-      arg.over = detail::exprTable(a, "over");
-      arg.privilege = readPrivilege(a);
-      arg.fields = a.strings("fields", false);
-      if (a.has("traffic"))
-        arg.traffic = detail::expr(a, "traffic");
-      a.finish();
-      const Region *region = app.region(arg.region);
-      const Partition *part = app.partition(arg.region);
-      if (part)
-        region = app.region(part->region);
-      if (!region)
-        failLine(top.file(), arg.line,
-                 fmt::format("task '{}': unknown region or partition '{}'", t.name, arg.region) +
-                     didYouMean(arg.region, app.regionNames()));
-      if (part && arg.piece.size() != part->pieces.size())
-        failLine(top.file(), arg.line,
-                 fmt::format("task '{}': '{}' has a {}-D piece grid; 'piece' needs {} coordinates", t.name,
-                             arg.region, part->pieces.size(), part->pieces.size()));
-      if (!part && !arg.piece.empty())
-        failLine(top.file(), arg.line,
-                 fmt::format("task '{}': '{}' is a whole region; it has no pieces", t.name, arg.region));
-      std::vector<std::string> fieldNames;
-      for (const auto &f : region->fields)
-        fieldNames.push_back(f.name);
-      if (arg.fields.empty())
-        arg.fields = fieldNames;
-      for (const auto &f : arg.fields)
-        if (std::find(fieldNames.begin(), fieldNames.end(), f) == fieldNames.end())
-          failLine(top.file(), arg.line,
-                   fmt::format("task '{}': region '{}' has no field '{}'", t.name, region->name, f) +
-                       didYouMean(f, fieldNames));
-      t.args.push_back(std::move(arg));
-    }
-    for (TableReader &q : r.tables("requires")) {
-      LayoutRequirement req;
-      req.line = q.line();
-      if (q.has("arg")) {
-        double a = q.number("arg");
-        if (a < 0 || a >= static_cast<double>(t.args.size()) || a != std::floor(a))
-          q.failAt("arg", fmt::format("task '{}' has {} arguments (0-based)", t.name, t.args.size()));
-        req.arg = static_cast<int>(a);
-      }
-      if (q.has("order")) {
-        req.order = q.string("order");
-        if (*req.order != "C_order" && *req.order != "F_order")
-          q.failAt("order", "must be \"C_order\" or \"F_order\"");
-      }
-      req.soa = q.boolean("soa", false);
-      for (const std::string &v : q.strings("variants", false)) {
-        auto kind = support::parseProcKind(v);
-        if (!kind || !t.hasVariant(*kind))
-          q.failAt("variants", fmt::format("task '{}' has no {} variant", t.name, v));
-        req.variants.push_back(*kind);
-      }
-      req.message = q.string("message");
-      q.finish();
-      t.layoutNeeds.push_back(std::move(req));
-    }
-    for (TableReader &l : r.tables("launch"))
-      t.launches.push_back(readLaunch(l));
-    r.finish();
-    app.tasks.push_back(std::move(t));
-  }
+  for (TableReader &r : top.tables("task"))
+    app.tasks.push_back(readTask(r, app, top));
   if (app.tasks.empty())
     top.failHere("an app needs at least one [[task]]");
 

@@ -116,20 +116,16 @@ std::string findingsHtml(const RunView &r) {
   if (!r.best)
     return "";
   for (size_t i = *r.best + 1; i-- > 0;) {
-    const json &p = r.steps[i].profile;
-    if (!p.is_object() || !p.contains("bottlenecks") || !p["bottlenecks"].is_array() || p["bottlenecks"].empty())
+    const support::Evidence &evidence = r.steps[i].evidence;
+    if (evidence.bottlenecks.empty())
       continue;
     std::string out = fmt::format("<p>Top findings of the profile of step {}:</p>\n<table class=\"findings\">"
                                   "<tr><th>kind</th><th>resource</th><th>share</th><th>detail</th></tr>\n",
                                   r.steps[i].sequence);
-    size_t shown = 0;
-    for (const auto &b : p["bottlenecks"]) {
-      if (!b.is_object() || shown++ == 5)
-        continue;
-      auto text = [&](const char *k) { return b.contains(k) && b[k].is_string() ? b[k].get<std::string>() : ""; };
-      double share = b.contains("share") && b["share"].is_number() ? b["share"].get<double>() : 0;
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.0f}%</td><td>{}</td></tr>\n", e(text("kind")),
-                         e(text("resource")), share * 100, e(text("detail")));
+    for (size_t k = 0; k < evidence.bottlenecks.size() && k < 5; ++k) {
+      const support::Bottleneck &b = evidence.bottlenecks[k];
+      out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.0f}%</td><td>{}</td></tr>\n", e(b.kind),
+                         e(b.subject), b.share * 100, e(b.detail));
     }
     return out + "</table>\n";
   }

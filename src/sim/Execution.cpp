@@ -106,6 +106,8 @@ private:
   double usage(MemId mem, double at);
   double bringIn(uint32_t datum, double fraction, MemId mem, double floor);
   void step(size_t index);
+  double analyze(const PointTask &pt, ProcId parent, int node);
+  void release(const PointTask &pt, ProcKind kind, const std::vector<MemId> &memOf, double end);
   void flushReductions();
   static uint64_t instanceKey(const Access &a, MemId m) {
     return (static_cast<uint64_t>(a.view) << 20) | static_cast<uint64_t>(m.value());
@@ -390,23 +392,7 @@ void Executor::step(size_t index) {
   procOf_[index] = proc;
   int node = pi.node;
 
-  // Runtime analysis: the node of the parent, or the point's own node when
-  // the parent is control-replicated.
-  double issue = pt.parent >= 0 ? start_[static_cast<size_t>(pt.parent)] : std::max(barrier_, 0.0);
-  bool replicated = pt.parent >= 0
-                        ? resolver_.policyFor(prog_.tasks[static_cast<size_t>(pt.parent)].task, tb_.proc(parent).kind)
-                              .replicated
-                        : resolver_.topReplicated();
-  int parentNode = parent.valid() ? tb_.proc(parent).node : 0;
-  int util = replicated ? node : parentNode;
-  double analysis = cx_.machine().runtime.taskAnalysisUs * kUs;
-  Timeline &line = utilLine_[static_cast<size_t>(util)];
-  double aStart = line.earliest(std::max(analysisEnd_[static_cast<size_t>(util)], issue), analysis);
-  line.reserve(aStart, aStart + analysis);
-  analysisEnd_[static_cast<size_t>(util)] = aStart + analysis;
-  if (timed_)
-    out_.runtimeBusyS += analysis;
-  double mapped = aStart + analysis;
+  double mapped = analyze(pt, parent, node);
 
   // InstanceLimit: at most N of this task mapped and unfinished. Each
   // processor's mapper counts its own (as the compiled mapper does).
@@ -489,6 +475,32 @@ void Executor::step(size_t index) {
     return;
   }
 
+  release(pt, kind, memOf, end);
+}
+
+// The runtime's analysis of the point task on the node of its parent, or on its own node when the
+// parent is control-replicated; returns when the task is mapped.
+double Executor::analyze(const PointTask &pt, ProcId parent, int node) {
+  double issue = pt.parent >= 0 ? start_[static_cast<size_t>(pt.parent)] : std::max(barrier_, 0.0);
+  bool replicated =
+      pt.parent >= 0
+          ? resolver_.policyFor(prog_.tasks[static_cast<size_t>(pt.parent)].task, tb_.proc(parent).kind).replicated
+          : resolver_.topReplicated();
+  int parentNode = parent.valid() ? tb_.proc(parent).node : 0;
+  int util = replicated ? node : parentNode;
+  double analysis = cx_.machine().runtime.taskAnalysisUs * kUs;
+  Timeline &line = utilLine_[static_cast<size_t>(util)];
+  double aStart = line.earliest(std::max(analysisEnd_[static_cast<size_t>(util)], issue), analysis);
+  line.reserve(aStart, aStart + analysis);
+  analysisEnd_[static_cast<size_t>(util)] = aStart + analysis;
+  if (timed_)
+    out_.runtimeBusyS += analysis;
+  return aStart + analysis;
+}
+
+// After the task ends at `end`: what it wrote is valid where it wrote it, its reductions wait to be
+// folded, and CollectMemory releases its read-only instances.
+void Executor::release(const PointTask &pt, ProcKind kind, const std::vector<MemId> &memOf, double end) {
   for (size_t i = 0; i < pt.accesses.size(); ++i) {
     const Access &a = pt.accesses[i];
     MemId m = memOf[i];

@@ -10,6 +10,87 @@
 
 namespace hone::sim {
 
+namespace {
+
+/// The bottlenecks of a run, each with the numbers behind it, largest share first; `fasterVariant`:
+/// per task statistic, its fastest other variant and the time of one point there.
+void findBottlenecks(Result &r, const Context &cx, const Execution &ex, double elapsed,
+                     const std::vector<std::pair<ProcKind, double>> &fasterVariant, const BottleneckThresholds &th) {
+  auto add = [&](BottleneckKind kind, std::string resource, double share, std::string detail) {
+    r.bottlenecks.push_back({kind, std::move(resource), share, std::move(detail)});
+  };
+  for (const ChannelStat &c : r.channels)
+    if (c.busyFraction >= th.channelBusy)
+      add(BottleneckKind::Channel, c.name, c.busyFraction,
+          fmt::format("{} is busy {:.0f}% of the time: {} in {} copies", c.name, 100 * c.busyFraction,
+                      bytesText(c.bytes), c.copies));
+  std::map<ProcKind, std::pair<double, int>> byKind; // busy sum, count
+  for (const ProcessorStat &p : r.processors) {
+    byKind[p.kind].first += p.busyFraction;
+    byKind[p.kind].second += 1;
+  }
+  for (const auto &[kind, sum] : byKind) {
+    double mean = sum.first / sum.second;
+    double max = 0;
+    std::string busiest;
+    for (const ProcessorStat &p : r.processors)
+      if (p.kind == kind && p.busyFraction > max) {
+        max = p.busyFraction;
+        busiest = p.name;
+      }
+    if (max >= th.processorBusy && mean < th.imbalanceRatio * max)
+      add(BottleneckKind::Processor, busiest, max,
+          fmt::format("load imbalance on {} processors: {} is busy {:.0f}% of the time, the {} average {:.0f}%",
+                      support::toString(kind), busiest, 100 * max, support::toString(kind), 100 * mean));
+    else if (max >= th.processorBusy)
+      add(BottleneckKind::Processor, fmt::format("{} processors", support::toString(kind)), mean,
+          fmt::format("the {} {} processors are busy {:.0f}% of the time on average", sum.second,
+                      support::toString(kind), 100 * mean));
+  }
+  for (const auto &[kind, sum] : byKind)
+    if (sum.first / sum.second < th.idleBusy)
+      for (const auto &[other, osum] : byKind)
+        if (other != kind && osum.first / osum.second >= th.otherBusy) {
+          add(BottleneckKind::Idle, fmt::format("{} processors", support::toString(kind)), 1 - sum.first / sum.second,
+              fmt::format("the {} {} processors are idle {:.0f}% of the time while the {} processors are busy "
+                          "{:.0f}%",
+                          sum.second, support::toString(kind), 100 * (1 - sum.first / sum.second),
+                          support::toString(other), 100 * osum.first / osum.second));
+          break;
+        }
+  if (elapsed > 0 && ex.runtimeBusyS / cx.machine().nodes / elapsed >= th.runtimeShare)
+    add(BottleneckKind::Runtime, "runtime overhead", ex.runtimeBusyS / elapsed,
+        fmt::format("the runtime spends {} analysing {} tasks and {} copies ({:.0f}% of the elapsed time{})",
+                    timeText(ex.runtimeBusyS), r.tasks, r.copies, 100 * ex.runtimeBusyS / elapsed,
+                    cx.machine().nodes > 1 ? ", summed over nodes" : ""));
+  for (const MemoryStat &m : r.memories)
+    if (m.peak >= th.memoryPeak * m.capacity)
+      add(BottleneckKind::Memory, m.name, m.peak / m.capacity,
+          fmt::format("{} peaks at {} of {} ({:.0f}%)", m.name, bytesText(m.peak), bytesText(m.capacity),
+                      100 * m.peak / m.capacity));
+  for (size_t i = 0; i < r.taskStats.size(); ++i) {
+    const TaskStat &s = r.taskStats[i];
+    double here = s.busyS / s.points;
+    if (elapsed > 0 && fasterVariant[i].second < th.variantRatio * here)
+      add(BottleneckKind::Variant, s.name, s.busyS / elapsed / std::max(1.0, static_cast<double>(r.processors.size())),
+          fmt::format("{} runs on {} at {} per point; its {} variant would take about {}", s.name, s.kind,
+                      timeText(here), support::toString(fasterVariant[i].first), timeText(fasterVariant[i].second)));
+    if (s.accessS > 0 && s.accessS >= s.computeS && s.busyS > 0 && s.accessS > th.accessRatio * s.bestVariantS) {
+      add(BottleneckKind::Access, s.name, elapsed > 0 ? s.accessS / elapsed : 0,
+          fmt::format("{} spends {} moving data through its arguments in {} (regions {}); its fastest memories "
+                      "would take about {} in total",
+                      s.name, timeText(s.accessS), fmt::join(s.memories, ","), fmt::join(s.regions, ","),
+                      timeText(s.bestVariantS)));
+    }
+  }
+  std::stable_sort(r.bottlenecks.begin(), r.bottlenecks.end(),
+                   [](const Bottleneck &a, const Bottleneck &b) { return a.share > b.share; });
+  if (r.bottlenecks.size() > th.keep)
+    r.bottlenecks.resize(th.keep);
+}
+
+} // namespace
+
 Result report(const Context &cx, const Execution &ex, const Options &options, const BottleneckThresholds &th) {
   const Context::Tables &tb = cx.tables();
   const model::Program &prog = cx.program();
@@ -92,78 +173,7 @@ Result report(const Context &cx, const Execution &ex, const Options &options, co
     r.taskStats.push_back(std::move(s));
   }
 
-  // Bottlenecks, each with the numbers behind it.
-  auto add = [&](BottleneckKind kind, std::string resource, double share, std::string detail) {
-    r.bottlenecks.push_back({kind, std::move(resource), share, std::move(detail)});
-  };
-  for (const ChannelStat &c : r.channels)
-    if (c.busyFraction >= th.channelBusy)
-      add(BottleneckKind::Channel, c.name, c.busyFraction,
-          fmt::format("{} is busy {:.0f}% of the time: {} in {} copies", c.name, 100 * c.busyFraction,
-                      bytesText(c.bytes), c.copies));
-  std::map<ProcKind, std::pair<double, int>> byKind; // busy sum, count
-  for (const ProcessorStat &p : r.processors) {
-    byKind[p.kind].first += p.busyFraction;
-    byKind[p.kind].second += 1;
-  }
-  for (const auto &[kind, sum] : byKind) {
-    double mean = sum.first / sum.second;
-    double max = 0;
-    std::string busiest;
-    for (const ProcessorStat &p : r.processors)
-      if (p.kind == kind && p.busyFraction > max) {
-        max = p.busyFraction;
-        busiest = p.name;
-      }
-    if (max >= th.processorBusy && mean < th.imbalanceRatio * max)
-      add(BottleneckKind::Processor, busiest, max,
-          fmt::format("load imbalance on {} processors: {} is busy {:.0f}% of the time, the {} average {:.0f}%",
-                      support::toString(kind), busiest, 100 * max, support::toString(kind), 100 * mean));
-    else if (max >= th.processorBusy)
-      add(BottleneckKind::Processor, fmt::format("{} processors", support::toString(kind)), mean,
-          fmt::format("the {} {} processors are busy {:.0f}% of the time on average", sum.second,
-                      support::toString(kind), 100 * mean));
-  }
-  for (const auto &[kind, sum] : byKind)
-    if (sum.first / sum.second < th.idleBusy)
-      for (const auto &[other, osum] : byKind)
-        if (other != kind && osum.first / osum.second >= th.otherBusy) {
-          add(BottleneckKind::Idle, fmt::format("{} processors", support::toString(kind)), 1 - sum.first / sum.second,
-              fmt::format("the {} {} processors are idle {:.0f}% of the time while the {} processors are busy "
-                          "{:.0f}%",
-                          sum.second, support::toString(kind), 100 * (1 - sum.first / sum.second),
-                          support::toString(other), 100 * osum.first / osum.second));
-          break;
-        }
-  if (elapsed > 0 && ex.runtimeBusyS / cx.machine().nodes / elapsed >= th.runtimeShare)
-    add(BottleneckKind::Runtime, "runtime overhead", ex.runtimeBusyS / elapsed,
-        fmt::format("the runtime spends {} analysing {} tasks and {} copies ({:.0f}% of the elapsed time{})",
-                    timeText(ex.runtimeBusyS), r.tasks, r.copies, 100 * ex.runtimeBusyS / elapsed,
-                    cx.machine().nodes > 1 ? ", summed over nodes" : ""));
-  for (const MemoryStat &m : r.memories)
-    if (m.peak >= th.memoryPeak * m.capacity)
-      add(BottleneckKind::Memory, m.name, m.peak / m.capacity,
-          fmt::format("{} peaks at {} of {} ({:.0f}%)", m.name, bytesText(m.peak), bytesText(m.capacity),
-                      100 * m.peak / m.capacity));
-  for (size_t i = 0; i < r.taskStats.size(); ++i) {
-    const TaskStat &s = r.taskStats[i];
-    double here = s.busyS / s.points;
-    if (elapsed > 0 && fasterVariant[i].second < th.variantRatio * here)
-      add(BottleneckKind::Variant, s.name, s.busyS / elapsed / std::max(1.0, static_cast<double>(r.processors.size())),
-          fmt::format("{} runs on {} at {} per point; its {} variant would take about {}", s.name, s.kind,
-                      timeText(here), support::toString(fasterVariant[i].first), timeText(fasterVariant[i].second)));
-    if (s.accessS > 0 && s.accessS >= s.computeS && s.busyS > 0 && s.accessS > th.accessRatio * s.bestVariantS) {
-      add(BottleneckKind::Access, s.name, elapsed > 0 ? s.accessS / elapsed : 0,
-          fmt::format("{} spends {} moving data through its arguments in {} (regions {}); its fastest memories "
-                      "would take about {} in total",
-                      s.name, timeText(s.accessS), fmt::join(s.memories, ","), fmt::join(s.regions, ","),
-                      timeText(s.bestVariantS)));
-    }
-  }
-  std::stable_sort(r.bottlenecks.begin(), r.bottlenecks.end(),
-                   [](const Bottleneck &a, const Bottleneck &b) { return a.share > b.share; });
-  if (r.bottlenecks.size() > th.keep)
-    r.bottlenecks.resize(th.keep);
+  findBottlenecks(r, cx, ex, elapsed, fasterVariant, th);
   return r;
 }
 
@@ -227,11 +237,22 @@ nlohmann::json toJson(const Result &r) {
                                {"compute_s", t.computeS},
                                {"best_variant_s", t.bestVariantS},
                                {"recopied_bytes", t.recopiedBytes}});
-  j["bottlenecks"] = json::array();
-  for (const auto &b : r.bottlenecks)
-    j["bottlenecks"].push_back(
-        {{"kind", toString(b.kind)}, {"resource", b.resource}, {"share", b.share}, {"detail", b.detail}});
+  j["bottlenecks"] = support::toJson(toEvidence(r.bottlenecks, "simulator").bottlenecks);
   return j;
+}
+
+support::Evidence toEvidence(const std::vector<Bottleneck> &bottlenecks, std::string tool) {
+  support::Evidence e;
+  e.tool = std::move(tool);
+  for (const auto &b : bottlenecks) {
+    support::Bottleneck typed;
+    typed.kind = toString(b.kind);
+    typed.subject = b.resource;
+    typed.share = b.share;
+    typed.detail = b.detail;
+    e.bottlenecks.push_back(std::move(typed));
+  }
+  return e;
 }
 
 std::string summarize(const Result &r, const Context &cx) {

@@ -12,6 +12,7 @@
 #include "dsl/MachineSpace.h"
 #include "model/App.h"
 #include "model/Machine.h"
+#include "support/Evidence.h"
 
 #include <nlohmann/json.hpp>
 
@@ -145,6 +146,8 @@ Result simulate(const Context &context, const dsl::Program &policy, const Option
 dsl::MachineShape shapeOf(const model::MachineModel &machine);
 
 nlohmann::json toJson(const Result &result);
+/// Bottlenecks as typed evidence measured by `tool` ("simulator"; "legion-prof" for a real run's logs).
+support::Evidence toEvidence(const std::vector<Bottleneck> &bottlenecks, std::string tool);
 /// A readable summary for a terminal.
 std::string summarize(const Result &result, const Context &context);
 

@@ -350,7 +350,10 @@ Expected<bool> Store::recordStep(int64_t run, const StepRecord &step) {
     Statement s(*db_, "INSERT INTO evaluations (run_id, candidate_id, sequence, status, score, metrics, error, "
                       "raw_output, profile, seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?);");
     s.bind(1, run).bind(2, candidate).bind(3, step.sequence).bind(4, step.status).bind(5, step.score);
-    s.bind(6, step.metrics.dump()).bind(7, step.error).bind(8, excerpt(step.rawOutput)).bind(9, step.profile.dump());
+    s.bind(6, step.metrics.dump())
+        .bind(7, step.error)
+        .bind(8, excerpt(step.rawOutput))
+        .bind(9, support::withEvidence(step.profile, step.evidence).dump());
     s.bind(10, step.seconds);
     if (auto r = s.run(); !r)
       return fail("evaluation", r.error());
@@ -396,6 +399,12 @@ std::vector<StepRecord> Store::steps(int64_t run) {
     r.error = s.text(8);
     r.rawOutput = s.text(9);
     r.profile = parseJson(s.text(10));
+    if (auto split = support::readEvidence(r.profile)) {
+      r.profile = std::move(split->profile);
+      r.evidence = std::move(split->evidence);
+    } else {
+      r.evidenceProblem = fmt::format("the evidence of step {}: {}", r.sequence, split.error().message);
+    }
     r.seconds = s.real(11);
     r.feedback = parseJson(s.text(12));
     r.notes = parseJson(s.text(13)); // null when the agent noted nothing

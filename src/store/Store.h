@@ -6,6 +6,7 @@
 // prompts and replies with token counts and cost). Knows nothing of mappers.
 #pragma once
 
+#include "support/Evidence.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -50,7 +51,11 @@ struct StepRecord {
   nlohmann::json metrics = nlohmann::json::object();
   std::string error;
   std::string rawOutput; // an excerpt: the last kRawOutputLimit bytes
-  nlohmann::json profile;
+  nlohmann::json profile;     // the domain's data, without the evidence
+  support::Evidence evidence; // stored in the profile's JSON ("bottlenecks", "evidence_version")
+  /// Non-empty: the stored evidence could not be read (a newer hone's, a damaged row): why, and where;
+  /// the profile is then kept whole and `evidence` is empty.
+  std::string evidenceProblem;
   double seconds = 0;
   nlohmann::json feedback;
   // What the agent noted about how it made the candidate (an LLM's conversation); null: nothing.

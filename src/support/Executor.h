@@ -59,6 +59,14 @@ struct ExecutorKind {
   /// jobs again (written back into `options`); `besideStore`: a folder beside the run's store, for files.
   std::function<Expected<std::shared_ptr<CommandExecutor>>(nlohmann::json &options, const std::string &besideStore)>
       make;
+  /// Optional: runs many commands as one batch (a Slurm array job) from the kind's options, its files in
+  /// `folder`, at most `inFlight` at a time (0: no limit), telling `heard` of each as it ends; the results
+  /// in order. Run again with the same commands, it picks the batch up where it stopped. Unset: the
+  /// caller runs them itself.
+  std::function<Expected<std::vector<SubprocessResult>>(
+      const nlohmann::json &options, const std::string &folder, const std::vector<SubprocessOptions> &commands,
+      size_t inFlight, const std::function<void(size_t, const SubprocessResult &)> &heard)>
+      runMany = nullptr;
 };
 void registerExecutorKind(ExecutorKind kind); // a second registration of a name is ignored
 const ExecutorKind *executorKind(const std::string &name);

@@ -161,6 +161,63 @@ void clearOutputs(const std::vector<std::string> &clearFirst) {
   }
 }
 
+namespace {
+
+/// The forked child: it leads a process group of its own and keeps it, forks the command and waits for
+/// it, then ends as the command did. Never returns.
+[[noreturn]] void runKeeper(const SubprocessOptions &options, std::vector<char *> &argv, const int out[2],
+                            int statusWrite, pid_t parent) {
+  // The child leads a process group of its own and keeps it: it forks the command and waits for it.
+  // When hone dies, even by SIGKILL, the kernel sends the keeper SIGTERM (PR_SET_PDEATHSIG), and the
+  // keeper kills the whole group: a killed hone leaves no command running (a resume runs it again).
+  setpgid(0, 0);
+  // A child subreaper: what the command leaves behind, even after setsid(), comes back to the keeper
+  // when its parent ends, not to init; the keeper clears it all before it ends (sweepDescendants).
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t command = fork();
+  if (command < 0)
+    childFail(statusWrite, "fork");
+  if (command == 0) {
+    if (options.memoryLimitBytes > 0) {
+      rlimit limit{options.memoryLimitBytes, options.memoryLimitBytes};
+      if (setrlimit(RLIMIT_AS, &limit) != 0)
+        childFail(statusWrite, "setrlimit");
+    }
+    if (!options.workdir.empty() && chdir(options.workdir.c_str()) != 0)
+      childFail(statusWrite, "chdir");
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+      dup2(devnull, STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    execvp(argv[0], argv.data());
+    childFail(statusWrite, "exec");
+  }
+  close(statusWrite); // hone reads exec's outcome from the command alone
+  close(out[0]);
+  close(out[1]);
+  keptCommand = command;
+  struct sigaction onDeath {};
+  onDeath.sa_handler = killCommand;
+  sigaction(SIGTERM, &onDeath, nullptr);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) // hone died before the line above
+    killCommand(0);
+  int st = 0;
+  while (waitpid(command, &st, 0) < 0 && errno == EINTR) {
+  }
+  sweepDescendants();
+  if (WIFSIGNALED(st)) { // end as the command did, so hone reports its signal (without a core of ours)
+    rlimit none{0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(WTERMSIG(st), SIG_DFL);
+    raise(WTERMSIG(st));
+  }
+  _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
+}
+
+} // namespace
+
 SubprocessResult runSubprocess(const SubprocessOptions &options) {
   SubprocessResult result;
   clearOutputs(options.clearFirst);
@@ -188,55 +245,8 @@ SubprocessResult runSubprocess(const SubprocessOptions &options) {
       close(fd);
     return result;
   }
-  if (pid == 0) {
-    // The child leads a process group of its own and keeps it: it forks the command and waits for it.
-    // When hone dies, even by SIGKILL, the kernel sends the keeper SIGTERM (PR_SET_PDEATHSIG), and the
-    // keeper kills the whole group: a killed hone leaves no command running (a resume runs it again).
-    setpgid(0, 0);
-    // A child subreaper: what the command leaves behind, even after setsid(), comes back to the keeper
-    // when its parent ends, not to init; the keeper clears it all before it ends (sweepDescendants).
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    pid_t command = fork();
-    if (command < 0)
-      childFail(status[1], "fork");
-    if (command == 0) {
-      if (options.memoryLimitBytes > 0) {
-        rlimit limit{options.memoryLimitBytes, options.memoryLimitBytes};
-        if (setrlimit(RLIMIT_AS, &limit) != 0)
-          childFail(status[1], "setrlimit");
-      }
-      if (!options.workdir.empty() && chdir(options.workdir.c_str()) != 0)
-        childFail(status[1], "chdir");
-      int devnull = open("/dev/null", O_RDONLY);
-      if (devnull >= 0)
-        dup2(devnull, STDIN_FILENO);
-      dup2(out[1], STDOUT_FILENO);
-      dup2(out[1], STDERR_FILENO);
-      execvp(argv[0], argv.data());
-      childFail(status[1], "exec");
-    }
-    close(status[1]); // hone reads exec's outcome from the command alone
-    close(out[0]);
-    close(out[1]);
-    keptCommand = command;
-    struct sigaction onDeath {};
-    onDeath.sa_handler = killCommand;
-    sigaction(SIGTERM, &onDeath, nullptr);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) // hone died before the line above
-      killCommand(0);
-    int st = 0;
-    while (waitpid(command, &st, 0) < 0 && errno == EINTR) {
-    }
-    sweepDescendants();
-    if (WIFSIGNALED(st)) { // end as the command did, so hone reports its signal (without a core of ours)
-      rlimit none{0, 0};
-      setrlimit(RLIMIT_CORE, &none);
-      signal(WTERMSIG(st), SIG_DFL);
-      raise(WTERMSIG(st));
-    }
-    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 127);
-  }
+  if (pid == 0)
+    runKeeper(options, argv, out, status[1], parent);
   setpgid(pid, pid); // also in the parent: no race with the kill below
   close(out[1]);
   close(status[1]);

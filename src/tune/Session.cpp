@@ -37,6 +37,7 @@ store::StepRecord toRecord(const engine::Step &s, int64_t sequence) {
   r.error = s.result.error;
   r.rawOutput = s.result.rawOutput;
   r.profile = s.result.profile;
+  r.evidence = s.result.evidence;
   r.seconds = s.result.seconds;
   r.feedback = s.feedback;
   r.notes = s.candidate.notes;
@@ -65,6 +66,7 @@ engine::Step fromRecord(const store::StepRecord &r) {
   s.result.error = r.error;
   s.result.rawOutput = r.rawOutput;
   s.result.profile = r.profile;
+  s.result.evidence = r.evidence;
   s.result.seconds = r.seconds;
   s.feedback = r.feedback;
   return s;
@@ -398,7 +400,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
 
   std::string domainName = domain->name();
   engine::FeedbackFn feedback = [&](const engine::Candidate &, const engine::EvalResult &r) {
-    return guide->feedback(r.rawOutput, r.profile, domainName, *level);
+    return guide->feedback(r.rawOutput, r.evidence, r.profile, domainName, *level);
   };
   if (referenceResult) { // scored as every later result is: relative to the baseline it set
     referenceResult->second.score = config.baseline > 0 ? 1.0 : referenceResult->second.score;

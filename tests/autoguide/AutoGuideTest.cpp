@@ -23,8 +23,8 @@ std::vector<std::string> ids(const std::vector<Finding> &findings) {
   return out;
 }
 
-bool fires(const AutoGuide &g, const std::string &raw, const std::string &rule, const nlohmann::json &profile = {}) {
-  auto found = ids(g.interpret(raw, profile, "mapping"));
+bool fires(const AutoGuide &g, const std::string &raw, const std::string &rule) {
+  auto found = ids(g.interpret(raw, {}, "mapping"));
   return std::find(found.begin(), found.end(), rule) != found.end();
 }
 
@@ -69,8 +69,7 @@ TEST(AutoGuide, ProfileRulesCiteTheNumbers) {
   auto circuit = sim::test::Setup::shipped("circuit");
   auto r = circuit->run(sim::test::expertText("circuit"));
   ASSERT_TRUE(r.ok);
-  nlohmann::json profile = sim::toJson(r);
-  auto findings = g.interpret("execution time is 0.02 s", profile, "mapping");
+  auto findings = g.interpret("execution time is 0.02 s", sim::toEvidence(r.bottlenecks, "simulator"), "mapping");
   bool access = false;
   for (const auto &f : findings)
     if (f.rule == "slow-memory") {
@@ -85,9 +84,9 @@ TEST(AutoGuide, ProfileRulesCiteTheNumbers) {
 TEST(AutoGuide, FeedbackLevelsSelectWhatTheAgentSees) {
   AutoGuide g = shipped();
   std::string raw = "Assertion failed: stride does not match expected value.";
-  auto exec = g.feedback(raw, {}, "mapping", FeedbackLevel::Exec);
-  auto explain = g.feedback(raw, {}, "mapping", FeedbackLevel::ExecExplain);
-  auto full = g.feedback(raw, {}, "mapping", FeedbackLevel::ExecExplainSuggest);
+  auto exec = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::Exec);
+  auto explain = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::ExecExplain);
+  auto full = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::ExecExplainSuggest);
   EXPECT_EQ(exec["execution"], raw);
   ASSERT_EQ(exec["findings"].size(), 1u);
   EXPECT_FALSE(exec["findings"][0].contains("explanation"));

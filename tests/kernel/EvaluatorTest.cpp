@@ -852,7 +852,7 @@ TEST(KernelEvaluator, FixedInputsAreSaidToDisableTheIgnoredInputGuard) {
   // The note is no error: AutoGuide finds nothing of severity "error" in a validated variant's output.
   auto guide = hone::autoguide::AutoGuide::withDefaults();
   ASSERT_TRUE(guide) << guide.error().message;
-  for (const auto &f : guide->interpret(r.rawOutput, r.profile, "kernel"))
+  for (const auto &f : guide->interpret(r.rawOutput, r.evidence, "kernel"))
     EXPECT_NE(f.severity, "error") << f.rule << ": " << f.evidence;
   KernelEvaluator three(p.manifest, p.settings()); // three inputs that change the outputs: no such note
   ASSERT_TRUE(three.prepare());

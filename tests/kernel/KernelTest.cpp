@@ -4,6 +4,7 @@
 // the guided agent (against a synthetic evaluator).
 #include "autoguide/AutoGuide.h"
 #include "kernel/Diagnose.h"
+#include "kernel/profilers/Profiler.h"
 #include "kernel/Init.h"
 #include "kernel/KernelDomain.h"
 #include "kernel/Manifest.h"
@@ -686,7 +687,7 @@ TEST(Init, ACompanionSourceOutsideTheFolderIsProfiledAsTheProjectsOwn) {
   auto m = loadManifest(program.parent_path().string());
   ASSERT_TRUE(m) << m.error().message;
   ProfileOptions o;
-  o.perf = o.mca = o.remarks = false;
+  o.off = {"perf", "llvm-mca", "remarks"};
   KernelProfile p = profileVariant(*m, referenceVariant(*m), (root / "profile").string(), o);
   ASSERT_TRUE(p.cachegrind) << fmt::format("{}", fmt::join(p.skipped, "; "));
   bool companion = std::any_of(p.cachegrind->functions.begin(), p.cachegrind->functions.end(),
@@ -1088,8 +1089,9 @@ command = "{exe}"
 )");
   ASSERT_TRUE(m) << m.error().message;
   ProfileOptions only;
-  only.perf = only.remarks = only.ptxas = false;
-  only.mca = std::system("llvm-mca --version >/dev/null 2>&1") == 0;
+  only.off = {"perf", "remarks", "ptxas"};
+  if (std::system("llvm-mca --version >/dev/null 2>&1") != 0)
+    only.off.insert("llvm-mca");
   KernelProfile p = profileVariant(*m, referenceVariant(*m), (dir / "profile").string(), only);
   ASSERT_TRUE(p.cachegrind) << json(p.skipped).dump();
   bool hot = std::any_of(p.cachegrind->lines.begin(), p.cachegrind->lines.end(),
@@ -1097,7 +1099,7 @@ command = "{exe}"
   EXPECT_TRUE(hot) << "the loop's line has its instructions";
   std::string notes = json(p.notes).dump();
   EXPECT_NE(notes.find("-mno-avx512f"), std::string::npos) << notes;
-  if (only.mca) {
+  if (!only.off.count("llvm-mca")) {
     EXPECT_TRUE(p.mca) << json(p.skipped).dump();
     EXPECT_NE(notes.find("-mcpu="), std::string::npos) << notes;
   }
@@ -1131,7 +1133,7 @@ values = ["", "static", "dynamic", "dynamic,32", "monotonic:dynamic,1"]
 )");
   ASSERT_TRUE(m) << m.error().message;
   ProfileOptions none;
-  none.cachegrind = none.perf = none.remarks = none.mca = none.ptxas = false;
+  none.off = {"cachegrind", "perf", "remarks", "llvm-mca", "ptxas"};
   auto profileWith = [&](const std::string &schedule) {
     Variant v = referenceVariant(*m);
     v.knobs["OMP_SCHEDULE"] = schedule;
@@ -1224,8 +1226,15 @@ TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
   for (const json &diag : {d, diagnose(n)})
     for (const auto &b : diag["bottlenecks"])
       EXPECT_TRUE(ruled.count(b["kind"].get<std::string>())) << "no rule explains " << b["kind"];
+  // Every finding names the tool that measured it, and every number it cites has a unit.
+  for (const Diagnosis &typed : {diagnosis(p), diagnosis(n)})
+    for (const auto &b : typed.evidence.bottlenecks) {
+      EXPECT_FALSE(b.tool.empty()) << b.kind;
+      for (const auto &[name, q] : b.numbers)
+        EXPECT_FALSE(q.unit.empty()) << b.kind << " cites " << name << " without a unit";
+    }
   // The rules explain with the finding's numbers and carry the action.
-  auto findings = guide->interpret("", d, "kernel");
+  auto findings = guide->interpret("", diagnosis(p).evidence, "kernel");
   bool cited = false;
   for (const auto &f : findings)
     if (f.rule == "kernel-cache-misses") {
@@ -1236,12 +1245,28 @@ TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
   EXPECT_TRUE(cited);
 }
 
+TEST(Diagnose, EachProfilerIsRegisteredOnceAndItsFindingsNameIt) {
+  std::set<std::string> names;
+  for (const hone::kernel::profilers::Profiler *p : hone::kernel::profilers::profilers()) {
+    EXPECT_TRUE(names.insert(std::string(p->name)).second) << p->name << " is registered twice";
+    EXPECT_TRUE(p->run && p->diagnose) << p->name;
+  }
+  EXPECT_GE(names.size(), 7u);
+  std::set<std::string> tools;
+  for (const auto &b : diagnosis(syntheticProfile()).evidence.bottlenecks) {
+    EXPECT_TRUE(names.count(b.tool)) << b.kind << " names " << b.tool;
+    tools.insert(b.tool);
+  }
+  // The synthetic profile has numbers of every profiler but Nsight Compute's report.
+  EXPECT_EQ(tools, (std::set<std::string>{"cachegrind", "remarks", "omp-schedules", "perf", "llvm-mca", "ptxas"}));
+}
+
 TEST(Diagnose, FailureRulesReadHonesOwnMessages) {
   auto guide = hone::autoguide::AutoGuide::withDefaults();
   ASSERT_TRUE(guide);
   auto fired = [&](const std::string &raw) {
     std::set<std::string> out;
-    for (const auto &f : guide->interpret(raw, json(), "kernel"))
+    for (const auto &f : guide->interpret(raw, {}, "kernel"))
       out.insert(f.rule);
     return out;
   };
@@ -1313,7 +1338,7 @@ Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings)
   s.result.score = 2.0 / t;
   s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
   if (withFindings)
-    s.result.profile = {{"bottlenecks", json::array()}}; // profiled: the findings are a diagnosis
+    s.result.evidence.tool = "kernel profilers"; // profiled: the findings are a diagnosis
   if (withFindings)
     s.feedback = {{"findings",
                    json::array({finding("kernel-cache-misses", "mm.c:20 misses L1 on 50% of its references", "loop-tiling")})}};
@@ -1365,7 +1390,7 @@ TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
   Step s;
   s.candidate = start[0];
   s.result.score = 1;
-  s.result.profile = {{"bottlenecks", json::array()}};
+  s.result.evidence.tool = "kernel profilers";
   s.feedback = {{"findings",
                  json::array({finding("kernel-not-vectorized-outer", "the loop at k.c:3 is not vectorized", "loop-tiling", 0.01),
                               finding("kernel-serial", "the program keeps 1.00 of 4 cores busy", "openmp-parallel-for",
@@ -1420,7 +1445,7 @@ std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
     s.result.score = 10 / t;
     s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
     if (!profiled || profiled(v->knobs)) {
-      s.result.profile = {{"bottlenecks", json::array()}};
+      s.result.evidence.tool = "kernel profilers";
       s.feedback = {{"findings", findings}};
     } else {
       s.feedback = {{"findings", json::array()}};

@@ -348,6 +348,9 @@ TEST(Occupancy, TheProfileNamesTheBindingLimitAndTheKnobValuesThatLiftIt) {
   EXPECT_EQ((*found)["numbers"]["registers_for_more"], 40);
   EXPECT_EQ((*found)["prefer"]["flags"][0], "-Xptxas -O3 -maxrregcount=32");
   EXPECT_EQ((*found)["file"], "k.cu");
+  for (const auto &b : diagnosis(prof).evidence.bottlenecks)
+    for (const auto &[name, q] : b.numbers)
+      EXPECT_FALSE(q.unit.empty()) << b.kind << " cites " << name << " without a unit";
   EXPECT_EQ(toJson(prof)["occupancy"][0]["limiting"][0], "registers");
 
   // A kernel whose block is known only at run time: the profile says so and how

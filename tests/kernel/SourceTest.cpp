@@ -1188,8 +1188,8 @@ TEST(SourceKnobs, AProfileThatSeesNoNestLeavesTheGuidedAgentItsHeat) {
     st.candidate = c;
     st.result.score = score;
     st.result.metrics = {{"time_s", 1.0 / score}, {"ci95_s", 0.0}};
-    st.result.profile = {{"bottlenecks", json::array()},
-                         {"nests", json::array({json{{"nest", "k.c:6"}, {"share", hot}},
+    st.result.evidence.tool = "kernel profilers";
+    st.result.profile = {{"nests", json::array({json{{"nest", "k.c:6"}, {"share", hot}},
                                                 json{{"nest", "k.c:5"}, {"share", cold}}})}};
     st.feedback = {{"findings", json::array()}};
     return st;

@@ -168,7 +168,11 @@ TEST(ModelEvaluator, ScoresRelativeToTheBaselineAndClassifiesFailures) {
   ASSERT_TRUE(expert.ok());
   EXPECT_DOUBLE_EQ(expert.score, 1.0);
   EXPECT_GT(expert.metrics["time_s"], 0);
-  EXPECT_TRUE(expert.profile.contains("bottlenecks"));
+  // The evidence travels typed, measured by the simulator; the profile keeps the rest.
+  EXPECT_EQ(expert.evidence.tool, "simulator");
+  EXPECT_FALSE(expert.evidence.bottlenecks.empty());
+  EXPECT_FALSE(expert.profile.contains("bottlenecks"));
+  EXPECT_TRUE(expert.profile.contains("task_stats"));
 
   auto rejected = h.eval.evaluate(engine::Candidate::make("Task * GPUU;\n"));
   EXPECT_EQ(rejected.status, engine::EvalStatus::Rejected);

@@ -112,6 +112,36 @@ TEST(Store, AnOlderStoreIsMigratedAndKeepsItsSteps) {
   EXPECT_EQ(s->runUsage(id).calls, 4);
 }
 
+TEST(Store, AStepsEvidenceIsKeptTypedAndDamagedEvidenceLosesNothing) {
+  TempDb db;
+  auto s = openOk(db.path);
+  int64_t id = *s->createRun(RunInfo{});
+  StepRecord measured = step(0, "a");
+  measured.profile = {{"time_s", 2.0}};
+  measured.evidence.tool = "simulator";
+  support::Bottleneck b;
+  b.kind = "channel";
+  b.subject = "copies";
+  b.share = 0.5;
+  b.detail = "copies are in flight half of the time";
+  b.numbers = {{"bytes", {4e9, "bytes"}}};
+  measured.evidence.bottlenecks = {b};
+  ASSERT_TRUE(s->recordStep(id, measured).ok());
+  // A row that a newer hone wrote (or that was damaged): its evidence cannot be read.
+  StepRecord newer = step(1, "b");
+  newer.profile = {{"time_s", 3.0}, {"evidence_version", 9}, {"bottlenecks", json::array()}};
+  ASSERT_TRUE(s->recordStep(id, newer).ok());
+  auto steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].evidence, measured.evidence);
+  EXPECT_EQ(steps[0].profile, measured.profile);
+  EXPECT_TRUE(steps[0].evidenceProblem.empty());
+  EXPECT_FALSE(steps[1].evidence.profiled());
+  EXPECT_EQ(steps[1].profile, newer.profile) << "kept whole";
+  EXPECT_EQ(steps[1].evidenceProblem,
+            "the evidence of step 1: evidence_version 9: written by a newer hone (this one reads up to 2)");
+}
+
 TEST(Store, UnopenablePathIsAnError) {
   auto s = Store::open("/no/such/folder/hone.db");
   ASSERT_FALSE(s.ok());

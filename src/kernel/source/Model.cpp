@@ -888,46 +888,8 @@ private:
       std::string op = operatorOf(c);
       if (kids.size() != 2)
         return all(Mode::Read);
-      if (op == "=") {
-        size_t before = nest_.accesses.size();
-        expr(kids[0], Mode::Write, loop, depth + 1, skip);
-        size_t lhs = nest_.accesses.size();
-        expr(kids[1], Mode::Read, loop, depth + 1, skip);
-        if (lhs > before) { // the first access the left side records is its target
-          Access &target = nest_.accesses[before];
-          bool selfRead = false;
-          for (size_t i = lhs; i < nest_.accesses.size(); ++i)
-            if (nest_.accesses[i].base == target.base)
-              selfRead = true;
-          target.plainAssign = !selfRead;
-          // x = x op e: an update (a reduction when nothing else reads x)
-          CXCursor rhs = strip(kids[1]);
-          if (selfRead && clang_getCursorKind(rhs) == CXCursor_BinaryOperator) {
-            std::string rop = operatorOf(rhs);
-            auto rk = childrenOf(rhs);
-            std::string n2;
-            CXType t2;
-            if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && variableRef(strip(rk[0]), &n2, &t2) &&
-                n2 == target.base && target.subscripts.empty())
-              target.updateOp = rop[0];
-            // a[i] = a[i] op e, the element read once: both references are the update's
-            if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && !target.subscripts.empty()) {
-              CXSourceRange left = clang_getCursorExtent(strip(rk[0]));
-              size_t first = offsetOf(clang_getRangeStart(left)), last = offsetOf(clang_getRangeEnd(left));
-              std::vector<size_t> same;
-              for (size_t i = lhs; i < nest_.accesses.size(); ++i) {
-                const Access &r = nest_.accesses[i];
-                if (r.base == target.base && r.subscripts == target.subscripts && r.layout == target.layout)
-                  same.push_back(i);
-              }
-              if (same.size() == 1 && nest_.accesses[same[0]].begin == first && nest_.accesses[same[0]].end == last &&
-                  first < last) // the left operand is the element itself, not `a[i] * 2`
-                target.updateOp = nest_.accesses[same[0]].updateOp = rop[0];
-            }
-          }
-        }
-        return;
-      }
+      if (op == "=")
+        return assignment(kids, loop, depth, skip);
       if (op == "&&" || op == "||") {
         expr(kids[0], Mode::Read, loop, depth + 1, skip);
         ++conditional_;
@@ -1003,26 +965,8 @@ private:
         return;
       recordIndirect(c, mode, loop);
       return all(Mode::Read);
-    case CXCursor_CallExpr: {
-      std::string callee = str(clang_getCursorSpelling(c));
-      if (callee == "operator[]" && containerElement(c, mode, loop, depth, skip))
-        return;
-      if ((callee == "size" || callee == "empty") && kids.size() == 1 &&
-          clang_getCursorKind(kids[0]) == CXCursor_MemberRefExpr) {
-        auto object = childrenOf(kids[0]);
-        if (object.size() == 1 && containerAt(strip(object[0]), nullptr, loop, depth, skip))
-          return; // a container's length: elements written in the nest do not change it
-      }
-      if (std::find(nest_.calls.begin(), nest_.calls.end(), callee) == nest_.calls.end())
-        nest_.calls.push_back(callee);
-      bool io = isIoFunction(callee);
-      nest_.io = nest_.io || io;
-      if (!isPureFunction(callee)) {
-        nest_.unknownCalls = true;
-        nest_.effects.push_back({callee, loop, lineOf(clang_getCursorLocation(c)), io});
-      }
-      return all(Mode::Read);
-    }
+    case CXCursor_CallExpr:
+      return call(c, kids, mode, loop, depth, skip);
     case CXCursor_ConditionalOperator: {
       for (size_t i = 0; i < kids.size(); ++i) {
         conditional_ += i > 0 ? 1 : 0;
@@ -1043,6 +987,72 @@ private:
     default:
       return all(Mode::Read);
     }
+  }
+
+  /// `lhs = rhs`: the first access the left side records is its target; `x = x op e` is an update (a
+  /// reduction when nothing else reads x), and so is `a[i] = a[i] op e` with the element read once.
+  void assignment(const std::vector<CXCursor> &kids, int loop, int depth, const std::string &skip) {
+    size_t before = nest_.accesses.size();
+    expr(kids[0], Mode::Write, loop, depth + 1, skip);
+    size_t lhs = nest_.accesses.size();
+    expr(kids[1], Mode::Read, loop, depth + 1, skip);
+    if (lhs > before) { // the first access the left side records is its target
+      Access &target = nest_.accesses[before];
+      bool selfRead = false;
+      for (size_t i = lhs; i < nest_.accesses.size(); ++i)
+        if (nest_.accesses[i].base == target.base)
+          selfRead = true;
+      target.plainAssign = !selfRead;
+      // x = x op e: an update (a reduction when nothing else reads x)
+      CXCursor rhs = strip(kids[1]);
+      if (selfRead && clang_getCursorKind(rhs) == CXCursor_BinaryOperator) {
+        std::string rop = operatorOf(rhs);
+        auto rk = childrenOf(rhs);
+        std::string n2;
+        CXType t2;
+        if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && variableRef(strip(rk[0]), &n2, &t2) &&
+            n2 == target.base && target.subscripts.empty())
+          target.updateOp = rop[0];
+        // a[i] = a[i] op e, the element read once: both references are the update's
+        if ((rop == "+" || rop == "*" || rop == "-") && rk.size() == 2 && !target.subscripts.empty()) {
+          CXSourceRange left = clang_getCursorExtent(strip(rk[0]));
+          size_t first = offsetOf(clang_getRangeStart(left)), last = offsetOf(clang_getRangeEnd(left));
+          std::vector<size_t> same;
+          for (size_t i = lhs; i < nest_.accesses.size(); ++i) {
+            const Access &r = nest_.accesses[i];
+            if (r.base == target.base && r.subscripts == target.subscripts && r.layout == target.layout)
+              same.push_back(i);
+          }
+          if (same.size() == 1 && nest_.accesses[same[0]].begin == first && nest_.accesses[same[0]].end == last &&
+              first < last) // the left operand is the element itself, not `a[i] * 2`
+            target.updateOp = nest_.accesses[same[0]].updateOp = rop[0];
+        }
+      }
+    }
+  }
+
+  /// A call: an element of a standard container, its length, or a function whose effects hone cannot
+  /// see unless it is known to be pure.
+  void call(CXCursor c, const std::vector<CXCursor> &kids, Mode mode, int loop, int depth, const std::string &skip) {
+    std::string callee = str(clang_getCursorSpelling(c));
+    if (callee == "operator[]" && containerElement(c, mode, loop, depth, skip))
+      return;
+    if ((callee == "size" || callee == "empty") && kids.size() == 1 &&
+        clang_getCursorKind(kids[0]) == CXCursor_MemberRefExpr) {
+      auto object = childrenOf(kids[0]);
+      if (object.size() == 1 && containerAt(strip(object[0]), nullptr, loop, depth, skip))
+        return; // a container's length: elements written in the nest do not change it
+    }
+    if (std::find(nest_.calls.begin(), nest_.calls.end(), callee) == nest_.calls.end())
+      nest_.calls.push_back(callee);
+    bool io = isIoFunction(callee);
+    nest_.io = nest_.io || io;
+    if (!isPureFunction(callee)) {
+      nest_.unknownCalls = true;
+      nest_.effects.push_back({callee, loop, lineOf(clang_getCursorLocation(c)), io});
+    }
+    for (CXCursor kid : kids)
+      expr(kid, Mode::Read, loop, depth + 1, skip);
   }
 
   [[maybe_unused]] CXTranslationUnit tu_;

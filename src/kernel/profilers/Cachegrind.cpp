@@ -1,0 +1,199 @@
+// cachegrind: exact instruction and cache-miss counts per function and line of the timed build, the
+// breakdown of the time over the project's loop nests, and (when a nest calls out) callgrind's
+// inclusive costs of its calls. Findings: L1 misses and DRAM traffic on the hot lines.
+#include "kernel/profilers/Profiler.h"
+
+#include "kernel/SourceKnobs.h"
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace hone::kernel::profilers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Of valgrind's outputs in `dir` named `prefix`*, the program's, not the shell's that started it
+/// (with --trace-children both write one, and a small program's may be the smaller): the one whose
+/// "cmd:" starts with the program, else the largest; "" when there is none.
+std::string programsOutput(const std::string &dir, const std::string &prefix, const std::string &exe) {
+  std::error_code ec;
+  std::string best;
+  uintmax_t bestSize = 0;
+  for (const auto &entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().rfind(prefix, 0) != 0)
+      continue;
+    bool program = false;
+    if (auto text = support::readFile(entry.path().string()))
+      if (size_t at = text->find("\ncmd:"); at != std::string::npos) {
+        std::string cmd = text->substr(at + 5, text->find('\n', at + 1) - at - 5);
+        cmd.erase(0, cmd.find_first_not_of(' '));
+        program = !exe.empty() && cmd.rfind(exe, 0) == 0;
+      }
+    uintmax_t size = entry.file_size(ec) + (program ? (uintmax_t{1} << 60) : 0);
+    if (size > bestSize) {
+      bestSize = size;
+      best = entry.path().string();
+    }
+  }
+  return best;
+}
+
+/// callgrind on the profiled build: what the calls made at each of the project's lines cost with
+/// their callees (files relative to the project); nullopt, with the reason in `p.skipped`, when it
+/// does not run or its output does not read.
+std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const std::string &dir,
+                                     const std::string &exe, uint64_t seed, KernelProfile &p) {
+  std::error_code ec;
+  RunResult r = runOnce(m, v, exe, dir + "/cg-run", seed,
+                        {"valgrind", "--tool=callgrind", "--trace-children=yes", "--compress-strings=no",
+                         "--compress-pos=no", "--callgrind-out-file=" + dir + "/callgrind.out.%p"},
+                        {dir + "/callgrind.out.*"}, true);
+  std::string best = programsOutput(dir, "callgrind.out.", exe);
+  if (best.empty()) {
+    p.skipped.push_back("callgrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
+    return std::nullopt;
+  }
+  auto text = support::readFile(best);
+  auto parsed = text ? parseCallgrindCalls(*text) : support::Expected<CallCosts>(text.error());
+  if (!parsed) {
+    p.skipped.push_back("callgrind: " + parsed.error().message);
+    return std::nullopt;
+  }
+  CallCosts mine;
+  mine.total = parsed->total;
+  for (const auto &[at, ir] : parsed->lines)
+    if (std::string rel = variantRelative(m, v, dir, at.first); !rel.empty())
+      mine.lines[{rel, at.second}] += ir;
+  p.tools.push_back("callgrind");
+  return mine;
+}
+
+/// cachegrind: exact instruction and cache-miss counts per function and line.
+void cachegrindRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
+                   KernelProfile &p) {
+  if (!p.gpu) {
+    if (!onPath("valgrind")) {
+      p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
+    } else {
+      // The timed build (`[build] time_defines`): what is profiled is what is timed, not a dump.
+      std::vector<std::string> defines = m.profileDefines;
+      defines.insert(defines.end(), m.timeDefines.begin(), m.timeDefines.end());
+      BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, defines);
+      if (!b.ok) {
+        p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
+      } else {
+        std::string out = dir + "/cachegrind.out.%p";
+        auto underValgrind = [&](const std::string &exe) {
+          return runOnce(m, v, exe, dir + "/cg-run", o.seed,
+                         {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
+                          "--cachegrind-out-file=" + out},
+                         {dir + "/cachegrind.out.*"}, true);
+        };
+        std::string profiled = b.exe;
+        RunResult r = underValgrind(b.exe);
+        // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
+        // that has them: the run stops at the first one with SIGILL, and its profile would say that no
+        // line of the program runs. The same code without AVX-512 has the same lines and loops.
+        if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
+          BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
+          if (narrow.ok) {
+            profiled = narrow.exe;
+            r = underValgrind(narrow.exe);
+            p.notes.push_back("cachegrind: valgrind cannot run AVX-512 instructions; profiled the build with "
+                              "-mno-avx512f added (the same lines and loops, narrower vectors)");
+          }
+        }
+        std::string best = programsOutput(dir, "cachegrind.out.", profiled);
+        if (best.empty()) {
+          p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
+        } else if (auto text = support::readFile(best)) {
+          auto parsed = parseCachegrind(*text);
+          if (parsed) {
+            // The largest functions outside the project (printf's family when a dump is timed).
+            std::vector<std::pair<std::string, double>> outside;
+            double total = parsed->totals.count("Ir") ? parsed->totals.at("Ir") : 0;
+            for (const auto &c : parsed->functions)
+              if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01 &&
+                  c.function != "???" && c.function.rfind("0x", 0) != 0) // (a name, not an address)
+                outside.push_back({c.function, event(c, "Ir") / total});
+            std::stable_sort(outside.begin(), outside.end(),
+                             [](const auto &a, const auto &b) { return a.second > b.second; });
+            if (outside.size() > 4)
+              outside.resize(4);
+            // Keep the project's own code; name files relative to it.
+            auto keep = [&](std::vector<CostLine> &lines) {
+              std::vector<CostLine> mine;
+              for (auto &c : lines) {
+                std::string rel = variantRelative(m, v, dir, c.file);
+                if (rel.empty())
+                  continue;
+                c.file = rel;
+                mine.push_back(std::move(c));
+              }
+              lines = std::move(mine);
+            };
+            keep(parsed->functions);
+            keep(parsed->lines);
+            p.breakdown = timeBreakdown(m, v, *parsed);
+            if (p.breakdown)
+              p.breakdown->scope = m.timing.mode == "region" ? "region" : "process";
+            // What the nests' calls ran, when it can matter: a nest calls out and the code outside the
+            // project (or outside the nests) counts; a pure kernel is not run a second time.
+            if (p.breakdown && std::any_of(p.breakdown->nests.begin(), p.breakdown->nests.end(),
+                                           [](const NestShare &n) { return n.calls; })) {
+              double elsewhere = p.breakdown->outside;
+              for (const auto &f : p.breakdown->files)
+                elsewhere += f.second;
+              if (elsewhere >= Thresholds{}.coldShare) {
+                p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
+                if (p.callCosts)
+                  addCallShares(*p.breakdown, *p.callCosts);
+              }
+            }
+            if (!p.callCosts)
+              p.skipped.push_back("callgrind: not needed: no loop nest calls out while code outside the nests "
+                                  "counts (2% or more)");
+            if (p.breakdown)
+              p.breakdown->outsideFunctions = std::move(outside);
+            p.cachegrind = std::move(*parsed);
+            p.tools.push_back("cachegrind");
+          } else {
+            p.skipped.push_back("cachegrind: " + parsed.error().message);
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Hot lines: where the instructions go, and how their data references miss.
+void cachegrindDiagnose(Findings &f, const Thresholds &t) {
+  for (const CostLine *line : hotLines(f.p, t)) {
+    const CostLine &c = *line;
+    double share = event(c, "Ir") / totalInstructions(f.p);
+    double refs = event(c, "Dr") + event(c, "Dw");
+    double d1 = event(c, "D1mr") + event(c, "D1mw"), ll = event(c, "DLmr") + event(c, "DLmw");
+    if (refs > 0 && d1 / refs > t.d1MissRate)
+      f.add(FindingKind::CacheMisses, f.whereOf(c), share * std::min(1.0, d1 / refs * 4),
+            fmt::format("{} has {:.0f}% of the instructions and misses L1 on {:.1f}% of its {:.3g} data references",
+                        f.whereOf(c), 100 * share, 100 * d1 / refs, refs),
+            {{"instruction_share", share}, {"d1_miss_rate", d1 / refs}, {"data_refs", refs}, {"d1_misses", d1}}, c.file,
+            c.line);
+    if (refs > 0 && ll / refs > t.llMissRate)
+      f.add(FindingKind::MemoryTraffic, f.whereOf(c), share * std::min(1.0, ll / refs * 10),
+            fmt::format("{} misses the last-level cache on {:.2f}% of its data references: it streams from DRAM",
+                        f.whereOf(c), 100 * ll / refs),
+            {{"instruction_share", share}, {"ll_miss_rate", ll / refs}}, c.file, c.line);
+  }
+}
+
+} // namespace
+
+const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose};
+
+} // namespace hone::kernel::profilers

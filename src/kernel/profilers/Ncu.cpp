@@ -1,0 +1,82 @@
+// Nsight Compute: the user's report (`ncu --csv`), read, never run (no GPU is assumed). Findings:
+// uncoalesced loads, bank conflicts, low achieved occupancy, divergence, the roofline's bound.
+#include "kernel/profilers/Profiler.h"
+
+#include "support/FileUtil.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+namespace hone::kernel::profilers {
+
+namespace {
+
+/// The user's Nsight Compute report.
+void ncuRun(const Manifest & /*m*/, const Variant & /*v*/, const std::string & /*dir*/, const ProfileOptions &o,
+            KernelProfile &p) {
+  if (!o.ncuReport.empty()) {
+    auto text = support::readFile(o.ncuReport);
+    auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
+    if (parsed) {
+      p.ncu = std::move(*parsed);
+      p.tools.push_back("ncu");
+    } else {
+      p.skipped.push_back(fmt::format("ncu: {}: {}", o.ncuReport, parsed.error().message));
+    }
+  }
+}
+
+/// What Nsight Compute measured.
+void ncuDiagnose(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
+  for (const auto &k : p.ncu) {
+    auto metric = [&](const char *name) -> std::optional<double> {
+      auto it = k.metrics.find(name);
+      return it == k.metrics.end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    auto sectors = metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+    auto requests = metric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+    if (sectors && requests && *requests > 0 && *sectors / *requests > t.sectorsPerRequest)
+      f.add(FindingKind::Uncoalesced, k.name, std::min(0.6, (*sectors / *requests) / 32),
+            fmt::format("{}: {:.1f} sectors per global load request (4 when a warp's loads are coalesced)", k.name,
+                        *sectors / *requests),
+            {{"sectors_per_request", *sectors / *requests}});
+    auto conflicts = metric("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
+    auto wavefronts = metric("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum");
+    if (conflicts && wavefronts && *wavefronts > 0 && *conflicts / *wavefronts > t.bankConflictRate)
+      f.add(FindingKind::BankConflicts, k.name, std::min(0.5, *conflicts / *wavefronts / 2),
+            fmt::format("{}: {:.0f} shared-memory bank conflicts in {:.0f} load wavefronts", k.name, *conflicts,
+                        *wavefronts),
+            {{"conflicts", *conflicts}, {"wavefronts", *wavefronts}});
+    auto occupancy = metric("sm__warps_active.avg.pct_of_peak_sustained_active");
+    if (occupancy && *occupancy < t.occupancyPct)
+      f.add(FindingKind::LowOccupancy, k.name, (t.occupancyPct - *occupancy) / 100,
+            fmt::format("{}: achieved occupancy {:.1f}% of the SM's warps", k.name, *occupancy),
+            {{"occupancy_pct", *occupancy}});
+    auto threads = metric("smsp__thread_inst_executed_per_inst_executed.ratio");
+    if (threads && *threads < t.threadsPerInstruction)
+      f.add(FindingKind::Divergence, k.name, (32 - *threads) / 64,
+            fmt::format("{}: {:.1f} of 32 threads active per executed instruction", k.name, *threads),
+            {{"threads_per_instruction", *threads}});
+    auto dram = metric("dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    auto sm = metric("sm__throughput.avg.pct_of_peak_sustained_elapsed");
+    if (dram && sm && *dram >= t.boundPct && *dram > *sm)
+      f.add(
+          FindingKind::MemoryBound, k.name, 0.3,
+          fmt::format("{}: DRAM at {:.0f}% of peak, SMs at {:.0f}%: memory-bound by the roofline", k.name, *dram, *sm),
+          {{"dram_pct", *dram}, {"sm_pct", *sm}});
+    else if (dram && sm && *sm >= t.boundPct && *sm > *dram)
+      f.add(
+          FindingKind::ComputeBound, k.name, 0.2,
+          fmt::format("{}: SMs at {:.0f}% of peak, DRAM at {:.0f}%: compute-bound by the roofline", k.name, *sm, *dram),
+          {{"dram_pct", *dram}, {"sm_pct", *sm}});
+  }
+}
+
+} // namespace
+
+const Profiler kNcu{"ncu", ncuRun, ncuDiagnose};
+
+} // namespace hone::kernel::profilers

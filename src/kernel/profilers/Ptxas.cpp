@@ -1,0 +1,108 @@
+// ptxas: registers, shared memory and spills per CUDA kernel (for each of the manifest's [gpu] archs),
+// and the static occupancy of the project's launches. Findings: spills, and the occupancy limit that
+// binds, by how much, and the knob values predicted to lift it.
+#include "kernel/profilers/Profiler.h"
+
+#include "kernel/Occupancy.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace hone::kernel::profilers {
+
+namespace {
+
+/// ptxas: registers, shared memory and spills per CUDA kernel.
+void ptxasRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions & /*o*/,
+              KernelProfile &p) {
+  if (p.gpu) {
+    // With [gpu] archs, ptxas compiles for each of them too: registers differ between architectures.
+    std::vector<std::string> extra = {"-Xptxas", "-v"};
+    for (const auto &a : m.gpuArchs)
+      if (auto arch = findGpuArch(a)) {
+        std::string digits = arch->name.substr(3);
+        extra.push_back(fmt::format("--generate-code=arch=compute_{},code={}", digits, arch->name));
+      }
+    BuildResult b = build(m, v, dir + "/ptxas", extra);
+    auto parsed = b.ok ? parsePtxas(b.log) : support::Expected<std::vector<PtxasKernel>>(support::Error{b.error});
+    if (parsed) {
+      p.ptxas = std::move(*parsed);
+      p.occupancy = projectOccupancy(m, v, p.ptxas);
+      p.tools.push_back("ptxas");
+    } else {
+      p.skipped.push_back("ptxas: " + parsed.error().message + (b.ok ? "" : "\n" + firstLines(b.log, 5)));
+    }
+  }
+}
+
+/// A kernel's registers and shared memory, and its static occupancy.
+void ptxasDiagnose(Findings &f, const Thresholds &t) {
+  const KernelProfile &p = f.p;
+  for (const auto &k : p.ptxas) {
+    if (k.spillStores + k.spillLoads > 0)
+      f.add(FindingKind::RegisterSpills, k.name, 0.3,
+            fmt::format("{} spills registers ({} bytes stored, {} loaded per thread) with {} registers", k.name,
+                        k.spillStores, k.spillLoads, k.registers),
+            {{"registers", k.registers}, {"spill_stores", k.spillStores}, {"spill_loads", k.spillLoads}});
+    bool computed = std::any_of(p.occupancy.begin(), p.occupancy.end(), [&](const KernelOccupancy &o) {
+      auto arch = findGpuArch(k.arch);
+      return o.unknown.empty() && o.kernel == kernelBaseName(k.name) && arch && o.arch == arch->name;
+    });
+    if (computed)
+      continue; // the static occupancy below says it with the launch's numbers
+    if (k.registers > t.registersFullOccupancy)
+      f.add(FindingKind::OccupancyRegisters, k.name, 0.15,
+            fmt::format("{} uses {} registers per thread: at most {} threads per SM (of 2048) can be resident", k.name,
+                        k.registers, std::min(2048, 65536 / k.registers / 32 * 32)),
+            {{"registers", k.registers}});
+    if (k.sharedBytes > t.sharedBytesPerBlock)
+      f.add(FindingKind::OccupancyShared, k.name, 0.15,
+            fmt::format("{} uses {} bytes of shared memory per block, which limits resident blocks", k.name,
+                        k.sharedBytes),
+            {{"shared_bytes", k.sharedBytes}});
+  }
+
+  // Static occupancy: the limit that binds, by how much, and what would lift it.
+  for (const auto &o : p.occupancy) {
+    if (!o.unknown.empty())
+      continue;
+    const Occupancy &occ = o.occupancy;
+    json numbers{{"occupancy_pct", occ.fraction * 100},
+                 {"threads", o.shape.threads},
+                 {"registers", o.shape.registers},
+                 {"shared_bytes", o.shape.staticShared + o.shape.dynamicShared},
+                 {"blocks_per_sm", occ.blocksPerSm},
+                 {"active_warps", occ.activeWarps},
+                 {"max_warps", occ.maxWarps}};
+    if (o.advice.registers)
+      numbers["registers_for_more"] = *o.advice.registers;
+    if (!o.advice.blockSizes.empty())
+      numbers["best_block"] = o.advice.blockSizes.front();
+    FindingKind kind;
+    if (!occ.unlaunchable.empty())
+      kind = FindingKind::LaunchLimit;
+    else if (occ.fraction >= t.staticOccupancy)
+      continue;
+    else if (std::find(occ.limiting.begin(), occ.limiting.end(), OccupancyLimit::Registers) != occ.limiting.end())
+      kind = FindingKind::OccupancyRegisters;
+    else if (std::find(occ.limiting.begin(), occ.limiting.end(), OccupancyLimit::SharedMemory) != occ.limiting.end())
+      kind = FindingKind::OccupancyShared;
+    else
+      kind = FindingKind::OccupancyBlock;
+    support::Bottleneck &b = f.add(kind, o.kernel, kind == FindingKind::LaunchLimit ? 1.0 : (1 - occ.fraction) * 0.4,
+                                   o.text, std::move(numbers));
+    b.prefer = o.prefer;
+    if (!o.launch.empty()) {
+      auto colon = o.launch.rfind(':');
+      b.file = o.launch.substr(0, colon);
+      b.line = std::atoi(o.launch.c_str() + colon + 1);
+    }
+  }
+}
+
+} // namespace
+
+const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose};
+
+} // namespace hone::kernel::profilers
