@@ -37,7 +37,7 @@ engine::EvalResult instant(const engine::Candidate &) {
   r.score = 1;
   r.metrics = {{"time_s", 0.01}, {"throughput", 100}};
   r.rawOutput = "time 0.01 s";
-  r.profile = {{"bottlenecks", nlohmann::json::array()}};
+  r.evidence.tool = "simulator"; // profiled, nothing found: what the store writes for a step
   return r;
 }
 
@@ -53,6 +53,7 @@ public:
     r.score = s.result.score;
     r.rawOutput = s.result.rawOutput;
     r.profile = s.result.profile;
+    r.evidence = s.result.evidence;
     r.feedback = s.feedback;
     (void)st_.recordStep(run_, r);
   }

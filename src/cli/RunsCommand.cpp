@@ -173,8 +173,6 @@ void addShowCommand(CLI::App &app, Action &action) {
           json j = report::stepJson(*run, steps, static_cast<size_t>(*opts->step));
           const store::StepRecord &step = steps[static_cast<size_t>(*opts->step)];
           j["profile"] = support::withEvidence(step.profile, step.evidence);
-          if (!step.evidenceProblem.empty())
-            j["evidence_problem"] = step.evidenceProblem;
           std::cout << j.dump(2) << "\n";
         }
         else

@@ -33,6 +33,10 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
   p.gpu = m.language == "cuda";
   std::error_code ec;
   fs::create_directories(dir, ec);
+  for (const std::string &name : o.off) // a name no profiler has would leave that profiler running
+    HONE_CHECK(std::any_of(profilers::profilers().begin(), profilers::profilers().end(),
+                           [&](const profilers::Profiler *pr) { return pr->name == name; }),
+               ("ProfileOptions::off names no profiler: " + name).c_str());
   for (const profilers::Profiler *profiler : profilers::profilers())
     if (!o.off.count(std::string(profiler->name)))
       profiler->run(m, v, dir, o, p);

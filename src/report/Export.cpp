@@ -19,23 +19,26 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
         parent = &p;
         break;
       }
-  return json{{"run", run.id},
-              {"app", run.app},
-              {"machine", run.machine},
-              {"agent", run.agent},
-              {"step", s.sequence},
-              {"hash", s.hash},
-              {"parent", s.parent.empty() ? json() : json(s.parent)},
-              // what the agent saw before proposing this step: its parent's feedback
-              {"diagnostics", parent ? parent->feedback : json()},
-              {"change", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
-              {"rationale", s.rationale},
-              {run.artifactName(), s.artifact},
-              {"result",
-               {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error},
-                {"seconds", s.seconds}}},
-              {"feedback", s.feedback},
-              {"agent_notes", s.notes}}; // the LLM's prompts and replies, tokens, cost; null otherwise
+  json j{
+      {"run", run.id},
+      {"app", run.app},
+      {"machine", run.machine},
+      {"agent", run.agent},
+      {"step", s.sequence},
+      {"hash", s.hash},
+      {"parent", s.parent.empty() ? json() : json(s.parent)},
+      // what the agent saw before proposing this step: its parent's feedback
+      {"diagnostics", parent ? parent->feedback : json()},
+      {"change", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
+      {"rationale", s.rationale},
+      {run.artifactName(), s.artifact},
+      {"result",
+       {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error}, {"seconds", s.seconds}}},
+      {"feedback", s.feedback},
+      {"agent_notes", s.notes}};  // the LLM's prompts and replies, tokens, cost; null otherwise
+  if (!s.evidenceProblem.empty()) // the stored evidence this hone cannot read (a newer hone's, a damaged row)
+    j["evidence_problem"] = s.evidenceProblem;
+  return j;
 }
 
 /// One evaluated candidate as a line of the optimization corpus (docs/corpus.schema.json): what the

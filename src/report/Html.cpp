@@ -111,17 +111,27 @@ std::string summaryTable(const RunGroup &g) {
   return out + "</table>\n";
 }
 
-/// The profile's top findings: the bottlenecks of the latest profiled step up to the best.
+/// The profile's top findings: the bottlenecks of the latest profiled step up to the best; and the
+/// steps whose stored evidence this hone cannot read, said once.
 std::string findingsHtml(const RunView &r) {
+  std::string out;
+  size_t unread = 0;
+  const store::StepRecord *first = nullptr;
+  for (const auto &s : r.steps)
+    if (!s.evidenceProblem.empty() && unread++ == 0)
+      first = &s;
+  if (first)
+    out += fmt::format("<p>The evidence of {} step{} could not be read and is left out ({}).</p>\n", unread,
+                       unread == 1 ? "" : "s", e(first->evidenceProblem));
   if (!r.best)
-    return "";
+    return out;
   for (size_t i = *r.best + 1; i-- > 0;) {
     const support::Evidence &evidence = r.steps[i].evidence;
     if (evidence.bottlenecks.empty())
       continue;
-    std::string out = fmt::format("<p>Top findings of the profile of step {}:</p>\n<table class=\"findings\">"
-                                  "<tr><th>kind</th><th>resource</th><th>share</th><th>detail</th></tr>\n",
-                                  r.steps[i].sequence);
+    out += fmt::format("<p>Top findings of the profile of step {}:</p>\n<table class=\"findings\">"
+                       "<tr><th>kind</th><th>resource</th><th>share</th><th>detail</th></tr>\n",
+                       r.steps[i].sequence);
     for (size_t k = 0; k < evidence.bottlenecks.size() && k < 5; ++k) {
       const support::Bottleneck &b = evidence.bottlenecks[k];
       out += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"num\">{:.0f}%</td><td>{}</td></tr>\n", e(b.kind),
@@ -129,7 +139,7 @@ std::string findingsHtml(const RunView &r) {
     }
     return out + "</table>\n";
   }
-  return "";
+  return out;
 }
 
 std::string stepsTable(const RunView &r, size_t maxSteps) {

@@ -14,7 +14,11 @@ json toJson(const Bottleneck &b) {
     json units = json::object();
     j["numbers"] = json::object();
     for (const auto &[name, q] : b.numbers) {
-      j["numbers"][name] = q.value;
+      // A count stays an integer, as the profilers wrote it (registers, threads, chunk).
+      if (std::trunc(q.value) == q.value && std::fabs(q.value) < 9007199254740992.0)
+        j["numbers"][name] = static_cast<int64_t>(q.value);
+      else
+        j["numbers"][name] = q.value;
       if (!q.unit.empty())
         units[name] = q.unit;
     }

@@ -385,8 +385,11 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
     ~Unlock() { (void)store.unlockRun(run); }
   } unlock{store, report.runId};
   if (so.resumeRun) {
-    for (const auto &r : store.steps(*so.resumeRun))
+    for (const auto &r : store.steps(*so.resumeRun)) {
+      if (!r.evidenceProblem.empty() && so.warn) // the agents read that step as not profiled
+        so.warn(r.evidenceProblem + "; the step is read as not profiled");
       history.push_back(fromRecord(r));
+    }
     (void)store.setRunStatus(*so.resumeRun, "running");
   }
   std::optional<std::pair<std::string, engine::EvalResult>> referenceResult; // hash, result

@@ -2,6 +2,7 @@
 // store holds, hostile text stays text, and the dashboard reads a store that
 // a run is still writing.
 #include "report/Dashboard.h"
+#include "report/Export.h"
 #include "report/Html.h"
 #include "report/RunView.h"
 #include "report/Svg.h"
@@ -146,6 +147,51 @@ TEST(Html, OneSectionPerAppEveryStepAndHostileTextStaysText) {
   EXPECT_NE(html.find("1 run_failed"), std::string::npos);
   EXPECT_NE(html.find("No step succeeded."), std::string::npos);
   EXPECT_NE(html.find("oom: 1.6 GB of 2 GB"), std::string::npos); // the feedback the agent saw
+}
+
+TEST(Html, TheBestsEvidenceIsShownTypedAndUnreadableEvidenceIsSaidNotLost) {
+  TempStore t;
+  int64_t id = t.run("guided");
+  t.step(id, 0, "ok", 1.0);
+  store::StepRecord s;
+  s.sequence = 1;
+  s.artifact = "Task * CPU;\n";
+  s.hash = "profiled";
+  s.parent = "h1-0";
+  s.status = "ok";
+  s.score = 1.5;
+  s.evidence.tool = "simulator";
+  support::Bottleneck channel;
+  channel.kind = "channel";
+  channel.subject = "nvlink <GPU1>";
+  channel.share = 0.42;
+  channel.detail = "busy 42% of the time";
+  s.evidence.bottlenecks = {channel};
+  ASSERT_TRUE(t.store->recordStep(id, s).ok());
+  store::StepRecord child = s;
+  child.sequence = 2;
+  child.hash = "child";
+  child.parent = "profiled";
+  child.score = 1.2;
+  child.evidence = {};
+  child.profile = {{"evidence_version", 7}, {"bottlenecks", json::array()}}; // a newer hone's row
+  ASSERT_TRUE(t.store->recordStep(id, child).ok());
+  auto views = loadRuns(*t.store, {});
+  std::string html = reportHtml(*views, ReportOptions{});
+  EXPECT_NE(html.find("Top findings of the profile of step 1"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>channel</td><td>nvlink &lt;GPU1&gt;</td><td class=\"num\">42%</td>"), std::string::npos);
+  EXPECT_NE(html.find("The evidence of 1 step could not be read and is left out (the evidence of step 2: "
+                      "evidence_version 7: written by a newer hone"),
+            std::string::npos);
+  // The corpus line of the child summarises its parent's evidence; the export says what it could not read.
+  auto run = t.store->run(id);
+  auto steps = t.store->steps(id);
+  json line = corpusJson(*run, steps, 2);
+  ASSERT_EQ(line["profile_summary"].size(), 1u) << line.dump();
+  EXPECT_EQ(line["profile_summary"][0], json({{"kind", "channel"}, {"resource", "nvlink <GPU1>"}, {"share", 0.42}}));
+  EXPECT_EQ(stepJson(*run, steps, 2)["evidence_problem"],
+            "the evidence of step 2: evidence_version 7: written by a newer hone (this one reads up to 2)");
+  EXPECT_FALSE(stepJson(*run, steps, 1).contains("evidence_problem"));
 }
 
 TEST(Html, ALongRunListsItsImprovingSteps) {

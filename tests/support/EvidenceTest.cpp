@@ -41,6 +41,9 @@ TEST(Evidence, WhatAStoreKeepsReadsBackEqualAndLeavesTheProfileAsItWas) {
   EXPECT_EQ(stored["bottlenecks"][0]["numbers"]["d1_miss_rate"], 0.31);
   EXPECT_EQ(stored["bottlenecks"][0]["units"]["d1_miss_rate"], "fraction");
   EXPECT_FALSE(stored["bottlenecks"][0]["units"].contains("count")) << "no unit, no entry";
+  EXPECT_TRUE(stored["bottlenecks"][0]["numbers"]["count"].is_number_integer()) << "a count stays an integer";
+  EXPECT_TRUE(stored["bottlenecks"][0]["numbers"]["data_refs"].is_number_integer());
+  EXPECT_TRUE(stored["bottlenecks"][0]["numbers"]["d1_miss_rate"].is_number_float());
   // The simulator's form stays what `hone simulate --json` always showed: four keys.
   EXPECT_EQ(stored["bottlenecks"][1].size(), 4u) << stored["bottlenecks"][1].dump();
   auto back = readEvidence(json::parse(stored.dump()));

@@ -1,7 +1,7 @@
 // The kernel profilers behind one interface, one file each in this folder: a profiler measures a
 // variant with its tool (adding to the KernelProfile what it read, or to `skipped` why it could not),
 // and turns what it measured into findings. Adding a profiler is one file here and one line in
-// profilers() (Registry.cpp). What the profilers read with -- the parsers and the data types -- is in
+// profilers() (Common.cpp). What the profilers read with -- the parsers and the data types -- is in
 // kernel/Profile.h; what the findings mean and which transformations answer them is AutoGuide's
 // (rules/kernel.toml) and the catalogue's.
 #pragma once
