@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace hone::autoguide {
 namespace {
 
@@ -79,6 +81,24 @@ TEST(AutoGuide, ProfileRulesCiteTheNumbers) {
       EXPECT_FALSE(f.suggestion.empty());
     }
   EXPECT_TRUE(access) << "circuit's zero-copy reads should be found";
+}
+
+TEST(AutoGuide, TheMappingRulesNameTheSimulatorsKindsBothWays) {
+  // The bottleneck kinds are the simulator's (sim::BottleneckKind, also what legion_prof logs give):
+  // a mapping rule that names another kind never fires, and a kind without a rule is never explained.
+  AutoGuide g = shipped();
+  std::set<std::string> ruled;
+  for (const Rule &r : g.rules())
+    if (r.match == MatchKind::Bottleneck && r.domain == "mapping") {
+      EXPECT_TRUE(sim::parseBottleneckKind(r.pattern)) << r.source << " names '" << r.pattern << "'";
+      ruled.insert(r.pattern);
+    }
+  for (int i = 0; i <= static_cast<int>(sim::BottleneckKind::Access); ++i) {
+    auto kind = static_cast<sim::BottleneckKind>(i);
+    std::string id(sim::toString(kind));
+    EXPECT_EQ(sim::parseBottleneckKind(id), kind) << i;
+    EXPECT_TRUE(ruled.count(id)) << "no mapping rule explains '" << id << "'";
+  }
 }
 
 TEST(AutoGuide, FeedbackLevelsSelectWhatTheAgentSees) {
