@@ -8,12 +8,12 @@
 // Parses flags into a tune::TuneConfig, runs tune::runTune, prints.
 #include "cli/Commands.h"
 
-#include "kernel/KernelDomain.h"
 #include "store/Store.h"
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "tune/Domain.h"
 #include "tune/Session.h"
+#include "tune/TuneFlags.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -82,49 +82,12 @@ int runAndPrint(TuneConfig &config, const std::string &db, std::optional<int64_t
 /// What `hone tune`'s flags say.
 struct TuneOptions {
   TuneConfig config;
-  mapping::MappingOptions mapping;
-  kernel::KernelOptions kernel;
+  std::unique_ptr<tune::TuneFlags> domains; // each domain's own flags (--app, --kernel, ...)
   std::string startFile, db = "hone.db", out;
-  bool json = false, noProfile = false, noSourceTransforms = false;
-  double memoryMb = 0;
+  bool json = false;
   std::string refusedKey; // --api-key is refused; never printed
   ExecutorFlags executor;
 };
-
-/// The flags of the mapping domain's model and command evaluator, and the kernel domain's.
-void addDomainFlags(CLI::App *cmd, TuneOptions &o) {
-  mapping::MappingOptions &m = o.mapping;
-  cmd->add_option("--noise", m.noise, "Log-normal measurement noise of the model (sigma)")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--evaluator", m.evaluator, "model (default) or command (real builds and runs)")
-      ->capture_default_str();
-  cmd->add_option("--build", m.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})");
-  cmd->add_option("--run", m.command.run, "Command evaluator: run command ({policy} {cpp} {dir} {hash})");
-  cmd->add_option("--metric", m.command.metric, "Command evaluator: regex; group 1 is the metric");
-  cmd->add_flag("--higher-is-better", m.command.higherIsBetter,
-                "Command evaluator: the metric is a throughput (default: a time)");
-  cmd->add_option("--timeout", m.command.timeoutS, "Command evaluator: seconds per command")->capture_default_str();
-  cmd->add_option("--repeats", m.command.repeats, "Command evaluator: runs per candidate (the metric is their median)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  cmd->add_option("--memory-mb", o.memoryMb, "Command evaluator: address-space limit per command (MiB)");
-  cmd->add_option("--surrogate", m.surrogate,
-                  "Command evaluator: 'model' searches the performance model and runs only what it predicts best")
-      ->check(CLI::IsMember({"model"}));
-  cmd->add_option("--surrogate-simulations", m.surrogateSimulations,
-                  "Command evaluator with --surrogate: model evaluations per real one")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--workdir", o.kernel.workdir,
-                  "Command evaluator and kernels: folder for candidates' files (kernels: default beside the store)");
-  cmd->add_flag("--no-profile", o.noProfile, "Kernels: do not profile new bests (the guided agent reads profiles)");
-  cmd->add_option("--final-rounds", o.kernel.finalRounds,
-                  "Kernels: interleaved rounds timing the best beside the unmodified program and its -O3 -march=native "
-                  "build when it is written (0: none)")
-      ->check(CLI::Range(0, 100));
-  cmd->add_flag("--no-source-transforms", o.noSourceTransforms,
-                "Kernels: no knobs of hone's own source transformations (only the manifest's)");
-  cmd->add_option("--ncu", o.kernel.ncuReport, "Kernels: an Nsight Compute CSV report (ncu --csv) for the diagnosis");
-}
 
 /// The LLM agent's flags, in the group `llm`.
 void addLlmFlags(CLI::App *cmd, tune::LlmConfig &l, const char *llm) {
@@ -204,33 +167,18 @@ void warnUnreadFlags(const TuneOptions &opts, CLI::App *cmd, const char *llm) {
   if (!opts.startFile.empty() && known && !usesStart)
     std::cerr << "hone: warning: --start has no effect with --agent " << opts.config.agent
               << " (it searches the space from its default assignment)\n";
-  if (opts.mapping.evaluator != "command")
-    for (const char *name : {"--build", "--run", "--metric", "--higher-is-better", "--memory-mb", "--repeats"})
-      if (cmd->get_option(name)->count() > 0)
-        std::cerr << "hone: warning: " << name << " has no effect without --evaluator command\n";
 }
 
 /// The run the flags describe, started.
 int startTune(const TuneOptions &opts) {
   TuneConfig config = opts.config;
-  if (opts.kernel.project.empty() && opts.mapping.app.empty()) {
-    std::cerr << "hone: tune needs --app APP (a Legion application model) or --kernel DIR (a kernel project)\n";
+  std::vector<std::string> warnings;
+  if (auto chosen = opts.domains->apply(config, warnings); !chosen) {
+    std::cerr << "hone: " << chosen.error().message << "\n";
     return kUsage;
   }
-  if (!opts.kernel.project.empty()) {
-    config.domain = kernel::kDomainName;
-    kernel::KernelOptions k = opts.kernel;
-    k.profile = !opts.noProfile;
-    k.sourceTransforms = !opts.noSourceTransforms;
-    k.workdir = k.workdir.empty() ? "" : k.workdir;
-    config.options = k.toJson();
-  } else {
-    config.domain = mapping::kDomainName;
-    mapping::MappingOptions mo = opts.mapping;
-    mo.command.workdir = opts.kernel.workdir;
-    mo.command.memoryLimitBytes = static_cast<size_t>(opts.memoryMb * 1024 * 1024);
-    config.options = mo.toJson();
-  }
+  for (const std::string &w : warnings)
+    std::cerr << "hone: warning: " << w << "\n";
   if (!applyExecutorOptions(opts.executor, config))
     return kUsage;
   if (!opts.startFile.empty()) {
@@ -270,23 +218,19 @@ int startTune(const TuneOptions &opts) {
 void addTuneCommand(CLI::App &app, Action &action) {
   auto opts = std::make_shared<TuneOptions>();
   TuneConfig &c = opts->config;
-  mapping::MappingOptions &m = opts->mapping;
   auto *cmd = app.add_subcommand("tune", "Search for a faster mapper or kernel: propose, evaluate, explain, repeat");
-  auto *appOpt = cmd->add_option("--app", m.app, "Application model: a name in models/apps or a .toml path");
-  auto *kernelOpt = cmd->add_option("--kernel", opts->kernel.project,
-                                    "Kernel project: a folder with hone.toml (hone kernel init makes one)");
-  appOpt->excludes(kernelOpt);
-  cmd->add_option("--machine", m.machine, "Machine model")->capture_default_str();
-  cmd->add_option("--size", m.size, "Problem size (default: the app's)");
-  cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp())->capture_default_str();
+  cmd->add_option("--agent", c.agent, tune::Registry::instance().agentHelp());
   cmd->add_option("--iterations", c.iterations, "Evaluations at most")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1000000}));
   cmd->add_option("--seed", c.seed, "Seed of the agent")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_option("--start", opts->startFile, "Mapper to start from (default: the app's expert mapper)");
+  cmd->add_option("--start", opts->startFile,
+                  "The mapper or kernel variant to start from (default: the app's expert mapper, the unmodified "
+                  "project)");
   cmd->add_option("--db", opts->db, "Experiment store (SQLite)")->capture_default_str();
   cmd->add_option("--out", opts->out,
-                  "Where to write the best mapper (default: beside the store, STORE-best-APP-runID.map)");
+                  "Where to write the best mapper or variant (default: beside the store, named after the store, "
+                  "the subject and the run)");
   cmd->add_option("--jobs", c.jobs, "Candidates evaluated in parallel")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{256}));
@@ -297,7 +241,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   cmd->add_option("--patience", c.patience, "Stop after this many evaluations without improvement")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--target", c.target, "Stop once the best score reaches this")->check(CLI::PositiveNumber);
-  addDomainFlags(cmd, *opts);
+  opts->domains = std::make_unique<tune::TuneFlags>(*cmd, tune::Registry::instance());
   cmd->add_flag("--json", opts->json, "Print one JSON object at the end");
   addExecutorOptions(*cmd, opts->executor,
                      "Where evaluations run their commands: local, or slurm (each command a batch job; needs "

@@ -296,6 +296,10 @@ public:
     std::string where = v.error().line > 0 ? fmt::format("{}:{}", label, v.error().line) : label;
     return std::optional<std::string>(fmt::format("{}: error: {}\n", where, v.error().message));
   }
+  std::string chooser() const override { return "--kernel DIR (a kernel project)"; }
+  std::unique_ptr<tune::DomainFlags> addTuneFlags(CLI::App &cmd, const tune::CommonFlags &common) const override {
+    return addKernelTuneFlags(cmd, common);
+  }
 };
 
 } // namespace
@@ -303,18 +307,19 @@ public:
 void registerKernelDomain(tune::Registry &registry) {
   registry.addDomain(std::make_unique<KernelDomain>());
   registry.addAgent({"guided",
-                     "knob edits that answer the profile's diagnosis, from the unmodified project (default)",
-                     {"kernel"},
+                     "knob edits that answer the profile's diagnosis, from the unmodified project",
+                     {kDomainName},
                      [](tune::Problem &p, const tune::AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        auto &k = static_cast<KernelProblem &>(p);
                        return makeGuidedKernelAgent(k.manifest(), k.catalogue(), c.start, c.startLabel);
-                     }});
+                     },
+                     /*asksModel=*/false, /*usesStart=*/true, /*isDefault=*/true});
   tune::registerSearchAgents(registry);
   registry.addAgent({"llm",
                      "a language model rewrites the code from the profile's diagnostics and the transformation "
                      "catalogue (docs/LLM.md)",
-                     {"kernel"},
+                     {kDomainName},
                      [](tune::Problem &p, const tune::AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        auto &k = static_cast<KernelProblem &>(p);

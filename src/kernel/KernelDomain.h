@@ -59,6 +59,9 @@ private:
 std::unique_ptr<engine::Strategy> makeGuidedKernelAgent(const Manifest &m, std::vector<Transformation> catalogue,
                                                         const std::string &start, const std::string &startLabel);
 
+/// The domain's flags of `hone tune` (KernelFlags.cpp): --kernel chooses it.
+std::unique_ptr<tune::DomainFlags> addKernelTuneFlags(CLI::App &cmd, const tune::CommonFlags &common);
+
 /// The domain's name, decided here: runs record it, the CLI selects the domain by it.
 inline constexpr const char *kDomainName = "kernel";
 /// Adds the kernel domain and its guided agent to the registry.

@@ -24,8 +24,9 @@ bool sameFile(const std::string &a, const std::string &b) {
   return a == b || fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
 }
 
-/// Words of a shell command line (quotes and backslashes as sh reads them; no expansions).
-std::vector<std::string> shellWords(const std::string &s) {
+/// Words of a shell command line (quotes and backslashes as sh reads them; no expansions), split at
+/// control operators too (`;`, `&`, `|`), unlike MakeBuild.h's shellWords.
+std::vector<std::string> commandWords(const std::string &s) {
   std::vector<std::string> out;
   std::string cur;
   bool any = false;
@@ -74,7 +75,7 @@ KnobRole roleOf(source::Action a) {
 
 std::vector<std::string> parseArguments(const Manifest &m) {
   Variant ref = referenceVariant(m);
-  auto words = shellWords(buildCommand(m, ref, (fs::path(m.dir) / ".hone" / "parse").string()));
+  auto words = commandWords(buildCommand(m, ref, (fs::path(m.dir) / ".hone" / "parse").string()));
   std::vector<std::string> out;
   auto absolute = [&](const std::string &p) { return fs::path(p).is_absolute() ? p : (fs::path(m.dir) / p).string(); };
   for (size_t i = 0; i < words.size(); ++i) {

@@ -218,7 +218,7 @@ public:
     so.simulationsPerEvaluation = options_.surrogateSimulations;
     std::vector<std::unique_ptr<engine::Strategy>> searchers;
     searchers.push_back(std::move(agent));
-    if (c.config.agent != "ensemble") // when the agent runs dry on the model, the ensemble searches on
+    if (c.config.agent != tune::kEnsembleAgent) // when the agent runs dry on the model, the ensemble searches on
       searchers.push_back(tune::makeEnsembleAgent(space_, c.config.seed));
     return makeSurrogateAgent(std::move(searchers), predict, c.start, so);
   }
@@ -277,6 +277,10 @@ public:
       diags.replace(at, 13, label);
     return std::optional<std::string>(diags);
   }
+  std::string chooser() const override { return "--app APP (a Legion application model)"; }
+  std::unique_ptr<tune::DomainFlags> addTuneFlags(CLI::App &cmd, const tune::CommonFlags &common) const override {
+    return addMappingTuneFlags(cmd, common);
+  }
 };
 
 MappingProblem &mappingProblem(tune::Problem &p) { return static_cast<MappingProblem &>(p); }
@@ -286,18 +290,19 @@ MappingProblem &mappingProblem(tune::Problem &p) { return static_cast<MappingPro
 void registerMappingDomain(tune::Registry &registry) {
   registry.addDomain(std::make_unique<MappingDomain>());
   registry.addAgent({"guided",
-                     "edits that each answer the profile's evidence, from the expert mapper (default)",
-                     {"mapping"},
+                     "edits that each answer the profile's evidence, from the expert mapper",
+                     {kDomainName},
                      [](tune::Problem &p, const tune::AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        MappingProblem &m = mappingProblem(p);
                        return makeGuidedAgent(m.decisionSpace(), *m.models().app, c.start, c.startLabel,
                                               c.config.seed);
-                     }});
+                     },
+                     /*asksModel=*/false, /*usesStart=*/true, /*isDefault=*/true});
   tune::registerSearchAgents(registry);
   registry.addAgent({"llm",
                      "a language model proposes mappers from AutoGuide's feedback (docs/LLM.md)",
-                     {"mapping"},
+                     {kDomainName},
                      [](tune::Problem &p, const tune::AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
                        MappingProblem &m = mappingProblem(p);

@@ -45,6 +45,9 @@ struct LoadedModels {
 support::Expected<LoadedModels> loadModels(const std::string &app, const std::string &machine,
                                            std::optional<double> size);
 
+/// The domain's flags of `hone tune` (MappingFlags.cpp): --app chooses it.
+std::unique_ptr<tune::DomainFlags> addMappingTuneFlags(CLI::App &cmd, const tune::CommonFlags &common);
+
 /// The domain's name, decided here: runs record it, the CLI selects the domain by it.
 inline constexpr const char *kDomainName = "mapping";
 /// Adds the mapping domain and its agents (guided, llm) to the registry.

@@ -1,5 +1,6 @@
 #include "store/Store.h"
 
+#include "support/JsonText.h"
 #include "support/Sqlite.h"
 
 #include <fmt/format.h>
@@ -104,8 +105,18 @@ const std::array<const char *, 5> kMigrations = {
 using support::Statement;
 using support::Transaction;
 
-nlohmann::json parseJson(const std::string &text) {
+/// A stored JSON text parsed; null when it does not parse or is nested deeper than hone ever writes
+/// (support::kMaxJsonDepth: a damaged or forged row, which nlohmann's recursion would end hone on), and
+/// then why in `problem` when given.
+nlohmann::json parseJson(const std::string &text, std::string *problem = nullptr) {
+  if (size_t depth = support::jsonDepth(text); depth > support::kMaxJsonDepth) {
+    if (problem)
+      *problem = fmt::format("nested {} deep (at most {} is read): not read", depth, support::kMaxJsonDepth);
+    return nlohmann::json();
+  }
   auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() && problem && !text.empty())
+    *problem = "not JSON: not read";
   return j.is_discarded() ? nlohmann::json() : j;
 }
 
@@ -398,8 +409,11 @@ std::vector<StepRecord> Store::steps(int64_t run) {
     r.metrics = parseJson(s.text(7));
     r.error = s.text(8);
     r.rawOutput = s.text(9);
-    r.profile = parseJson(s.text(10));
-    if (auto split = support::readEvidence(r.profile)) {
+    std::string profileProblem;
+    r.profile = parseJson(s.text(10), &profileProblem);
+    if (!profileProblem.empty())
+      r.evidenceProblem = fmt::format("the profile of step {}: {}", r.sequence, profileProblem);
+    else if (auto split = support::readEvidence(r.profile)) {
       r.profile = std::move(split->profile);
       r.evidence = std::move(split->evidence);
     } else {

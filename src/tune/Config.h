@@ -40,9 +40,9 @@ struct LlmConfig {
 inline constexpr int kConfigVersion = 2;
 
 struct TuneConfig {
-  std::string domain = "mapping";
+  std::string domain; // a registered domain's name (Domain::name)
   nlohmann::json options = nlohmann::json::object(); // the domain's own (Domain::open reads them)
-  std::string agent = "guided";
+  std::string agent;  // empty: the domain's default agent (Registry::defaultAgent), decided when the run starts
   size_t iterations = 10;
   uint64_t seed = 1;
   std::string start;      // the starting artifact's text; empty: the domain's default

@@ -49,7 +49,7 @@ std::vector<const AgentInfo *> Registry::agents(const std::string &domain) const
         out.push_back(&a);
   // The default agent first, then in registration order.
   std::stable_sort(out.begin(), out.end(),
-                   [](const AgentInfo *a, const AgentInfo *b) { return a->name == "guided" && b->name != "guided"; });
+                   [](const AgentInfo *a, const AgentInfo *b) { return a->isDefault && !b->isDefault; });
   return out;
 }
 
@@ -61,10 +61,15 @@ const AgentInfo *Registry::agent(const std::string &domain, const std::string &n
   return nullptr;
 }
 
+std::string Registry::defaultAgent(const std::string &domain) const {
+  auto all = agents(domain);
+  return all.empty() ? "" : all.front()->name; // the default sorts first
+}
+
 std::string Registry::agentHelp(const std::string &domain) const {
   std::string out;
   for (const AgentInfo *a : agents(domain))
-    out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", a->name, a->help);
+    out += fmt::format("{}{}{}: {}", out.empty() ? "" : "; ", a->name, a->isDefault ? " (default)" : "", a->help);
   return out;
 }
 
@@ -75,19 +80,19 @@ void registerSearchAgents(Registry &registry) {
                                         p.subject())};
     return p.space();
   };
-  registry.addAgent({"ensemble", "an OpenTuner-style bandit over four search techniques (scores only)", {},
+  registry.addAgent({kEnsembleAgent, "an OpenTuner-style bandit over four search techniques (scores only)", {},
                      [needSpace](Problem &p, const AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
-                       auto space = needSpace(p, "ensemble");
+                       auto space = needSpace(p, kEnsembleAgent);
                        if (!space)
                          return space.error();
                        return makeEnsembleAgent(**space, c.config.seed);
                      },
                      /*asksModel=*/false, /*usesStart=*/false});
-  registry.addAgent({"random", "uniform samples of the decision space (the papers' baseline)", {},
+  registry.addAgent({kRandomAgent, "uniform samples of the decision space (the papers' baseline)", {},
                      [needSpace](Problem &p, const AgentContext &c)
                          -> support::Expected<std::unique_ptr<engine::Strategy>> {
-                       auto space = needSpace(p, "random");
+                       auto space = needSpace(p, kRandomAgent);
                        if (!space)
                          return space.error();
                        return makeRandomAgent(**space, c.config.seed);

@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
 namespace hone::llm {
 class Client;
 }
@@ -84,6 +87,26 @@ public:
   }
 };
 
+/// What `hone tune`'s flags give every domain to read (flags no one domain owns).
+struct CommonFlags {
+  std::string workdir; // --workdir: the folder of candidates' files (each domain its default)
+};
+
+/// One domain's flags of `hone tune`, added to the command by the domain (Domain::addTuneFlags) and
+/// read back after parsing: the command line never names a domain's options.
+class DomainFlags {
+public:
+  virtual ~DomainFlags() = default;
+  /// Whether the user chose the domain (gave its chooser flag: --app, --kernel).
+  virtual bool chosen() const = 0;
+  /// The options the flags say, as Domain::open reads them.
+  virtual nlohmann::json options() const = 0;
+  /// A warning for each flag given that goes unread: all of them (`chosen` false: another domain was
+  /// chosen), or those that the chosen options do not read ("--build has no effect without --evaluator
+  /// command").
+  virtual std::vector<std::string> unread(bool chosen) const = 0;
+};
+
 /// An agent by name: makes the strategy for a problem.
 struct AgentInfo {
   std::string name;
@@ -92,6 +115,7 @@ struct AgentInfo {
   std::function<support::Expected<std::unique_ptr<engine::Strategy>>(Problem &, const AgentContext &)> make;
   bool asksModel = false; // needs a language model's client (the session makes it; `--llm-*` apply)
   bool usesStart = true;  // improves a start artifact (`--start`); false: searches the space from its default
+  bool isDefault = false; // the agent a run uses when the user names none (TuneConfig::agent empty)
 };
 
 class Domain {
@@ -111,6 +135,13 @@ public:
   /// would fail); an error when the options themselves are wrong.
   virtual support::Expected<std::optional<std::string>> checkStart(const TuneConfig &config, const std::string &text,
                                                                    const std::string &label) const = 0;
+  /// How a user chooses the domain on `hone tune`'s command line, for messages: "--app APP (a Legion
+  /// application model)".
+  virtual std::string chooser() const = 0;
+  /// Adds the domain's own flags to `hone tune`'s command `cmd` (its chooser among them; help texts
+  /// grouped under the domain's heading); they are read through the returned object once `cmd` is
+  /// parsed, with `common` filled in by then.
+  virtual std::unique_ptr<DomainFlags> addTuneFlags(CLI::App &cmd, const CommonFlags &common) const = 0;
 };
 
 /// The domains and agents hone knows, registered at start-up.
@@ -124,6 +155,9 @@ public:
   /// The agents for `domain` (all when empty), in registration order.
   std::vector<const AgentInfo *> agents(const std::string &domain = "") const;
   const AgentInfo *agent(const std::string &domain, const std::string &name) const;
+  /// The agent a run of `domain` uses when the user names none: the one registered as the default, else
+  /// the domain's first; "" when the domain has none.
+  std::string defaultAgent(const std::string &domain) const;
   /// "guided (default): ...; ensemble: ..." for help texts.
   std::string agentHelp(const std::string &domain = "") const;
 

@@ -16,6 +16,10 @@
 
 namespace hone::tune {
 
+/// Their names, as registered (registerSearchAgents).
+inline constexpr const char *kRandomAgent = "random";
+inline constexpr const char *kEnsembleAgent = "ensemble";
+
 std::unique_ptr<engine::Strategy> makeRandomAgent(const CategoricalSpace &space, uint64_t seed);
 std::unique_ptr<engine::Strategy> makeEnsembleAgent(const CategoricalSpace &space, uint64_t seed);
 

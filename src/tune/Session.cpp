@@ -310,6 +310,8 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   if (!level)
     return support::Error{
         fmt::format("--feedback: '{}' is not one of exec, exec+explain, exec+explain+suggest", config.feedback)};
+  if (config.agent.empty()) // the user named none: the domain's default, recorded with the run
+    config.agent = registry.defaultAgent(config.domain);
   const AgentInfo *agentInfo = registry.agent(config.domain, config.agent);
   if (!agentInfo) {
     std::vector<std::string> names;

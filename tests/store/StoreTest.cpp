@@ -142,6 +142,44 @@ TEST(Store, AStepsEvidenceIsKeptTypedAndDamagedEvidenceLosesNothing) {
             "the evidence of step 1: evidence_version 9: written by a newer hone (this one reads up to 2)");
 }
 
+TEST(Store, ARowNestedDeeperThanHoneWritesIsSaidNotFollowed) {
+  TempDb db;
+  int64_t id = 0;
+  {
+    auto s = openOk(db.path);
+    id = *s->createRun(RunInfo{});
+    ASSERT_TRUE(s->recordStep(id, step(0, "a")).ok());
+    ASSERT_TRUE(s->recordStep(id, step(1, "b")).ok());
+  }
+  // A damaged or forged row: a profile and feedback nested 200000 deep (parsed, then copied, they
+  // would exhaust the stack), and a profile that is not JSON at all.
+  std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  sqlite3 *raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.path.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt *update = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "UPDATE evaluations SET profile = ? WHERE sequence = ?;", -1, &update, nullptr),
+            SQLITE_OK);
+  for (auto [text, sequence] : {std::pair<std::string, int>{deep, 0}, {"{\"time_s\": 2", 1}}) {
+    sqlite3_bind_text(update, 1, text.c_str(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int(update, 2, sequence);
+    ASSERT_EQ(sqlite3_step(update), SQLITE_DONE);
+    sqlite3_reset(update);
+  }
+  sqlite3_finalize(update);
+  ASSERT_EQ(sqlite3_exec(raw, ("UPDATE feedback SET content = '" + deep + "';").c_str(), nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto s = openOk(db.path);
+  auto steps = s->steps(id);
+  ASSERT_EQ(steps.size(), 2u) << "every step is still read";
+  EXPECT_TRUE(steps[0].profile.is_null());
+  EXPECT_TRUE(steps[0].feedback.is_null());
+  EXPECT_EQ(steps[0].artifact, "a");
+  EXPECT_EQ(steps[0].evidenceProblem, "the profile of step 0: nested 200000 deep (at most 256 is read): not read");
+  EXPECT_EQ(steps[1].evidenceProblem, "the profile of step 1: not JSON: not read");
+  EXPECT_DOUBLE_EQ(steps[1].score, 1.0);
+}
+
 TEST(Store, UnopenablePathIsAnError) {
   auto s = Store::open("/no/such/folder/hone.db");
   ASSERT_FALSE(s.ok());

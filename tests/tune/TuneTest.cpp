@@ -5,7 +5,9 @@
 #include "tune/Domain.h"
 #include "tune/SearchAgents.h"
 #include "tune/Session.h"
+#include "tune/TuneFlags.h"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -123,6 +125,7 @@ bool gDieOnReference = false;
 
 class Guess final : public Problem {
 public:
+  explicit Guess(int target = 42) : target_(target) {}
   std::string subject() const override { return "guess"; }
   std::string machine() const override { return "toy"; }
   hone::engine::EvalResult evaluate(const hone::engine::Candidate &c) override {
@@ -135,7 +138,7 @@ public:
       r.error = "unlucky";
       return r;
     }
-    double value = 100.0 - std::abs(x - 42);
+    double value = 100.0 - std::abs(x - target_);
     r.metrics["value"] = value;
     r.score = baseline_ > 0 ? value / baseline_ : value;
     return r;
@@ -155,6 +158,28 @@ public:
 private:
   Digits digits_;
   double baseline_ = 0;
+  int target_;
+};
+
+/// The toy domain's flags of `hone tune`: --guess chooses it, --guess-target sets the number.
+class GuessFlags final : public DomainFlags {
+public:
+  explicit GuessFlags(CLI::App &cmd) {
+    chooser_ = cmd.add_flag("--guess", chosen_, "Guess a number");
+    target_ = cmd.add_option("--guess-target", target, "The number to guess");
+  }
+  bool chosen() const override { return chooser_->count() > 0; }
+  json options() const override { return target_->count() > 0 ? json{{"target", target}} : json::object(); }
+  std::vector<std::string> unread(bool chosen) const override {
+    if (!chosen && target_->count() > 0)
+      return {"--guess-target has no effect without --guess"};
+    return {};
+  }
+  int target = 42;
+
+private:
+  bool chosen_ = false;
+  CLI::Option *chooser_ = nullptr, *target_ = nullptr;
 };
 
 class GuessDomain final : public Domain {
@@ -164,18 +189,24 @@ public:
   std::string scoreName() const override { return "closeness"; }
   hone::support::Expected<std::unique_ptr<Problem>> open(TuneConfig &config) const override {
     JsonReader r(config.options, "guess options");
+    int target = 42;
     try {
+      target = r.get<int>("target", 42);
       r.finish();
     } catch (const std::exception &e) {
       return hone::support::Error{e.what()};
     }
-    return std::unique_ptr<Problem>(std::make_unique<Guess>());
+    return std::unique_ptr<Problem>(std::make_unique<Guess>(target));
   }
   hone::support::Expected<std::optional<std::string>> checkStart(const TuneConfig &, const std::string &text,
                                                                  const std::string &label) const override {
     if (text.find_first_not_of("0123456789") == std::string::npos && !text.empty())
       return std::optional<std::string>();
     return std::optional<std::string>(label + ": not a number\n");
+  }
+  std::string chooser() const override { return "--guess (a number to guess)"; }
+  std::unique_ptr<DomainFlags> addTuneFlags(CLI::App &cmd, const CommonFlags &) const override {
+    return std::make_unique<GuessFlags>(cmd);
   }
 };
 
@@ -221,6 +252,39 @@ TEST(Registry, DomainsAndAgentsByName) {
   ASSERT_TRUE(bad);
   ASSERT_TRUE(*bad);
   EXPECT_EQ(**bad, "start.txt: not a number\n");
+}
+
+TEST(TuneFlags, ADomainRegisteredAnywhereIsOnTheCommandLineWithItsOwnFlags) {
+  registerGuess();
+  auto parse = [](std::vector<std::string> args, TuneConfig &config, std::vector<std::string> &warnings) {
+    CLI::App cmd("tune");
+    TuneFlags flags(cmd, Registry::instance());
+    std::reverse(args.begin(), args.end()); // CLI11 takes them last first
+    cmd.parse(args);
+    return flags.apply(config, warnings);
+  };
+  TuneConfig c;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(parse({"--guess", "--guess-target", "7", "--workdir", "/w"}, c, warnings));
+  EXPECT_EQ(c.domain, "guess");
+  EXPECT_EQ(c.options, json({{"target", 7}}));
+  EXPECT_TRUE(warnings.empty());
+  // The run it starts reads the option: the reference "0" is 7 away from the target.
+  TempDb db;
+  c.iterations = 3;
+  SessionOptions so;
+  so.db = db.path;
+  auto report = runTune(c, so);
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(c.baseline, 93);
+  EXPECT_EQ(c.agent, Registry::instance().defaultAgent("guess")) << "no --agent: the domain's default";
+  // No chooser: the error names every domain's; a flag of a domain not chosen is said, not dropped.
+  TuneConfig none;
+  auto missing = parse({"--guess-target", "7"}, none, warnings);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("tune needs "), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.error().message.find("--guess (a number to guess)"), std::string::npos)
+      << missing.error().message;
 }
 
 TEST(Session, ARunOnAToyDomainIsRecordedAndResumes) {
