@@ -1,7 +1,7 @@
 #include "kernel/Manifest.h"
 #include "kernel/Occupancy.h"
 
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "support/Regex.h"
 #include "support/StringUtil.h"
 #include "support/TomlReader.h"
@@ -385,7 +385,7 @@ void readGpu(TableReader g, Manifest &m) {
         return s->get();
       t.failNode(n, key, "expected a number or an expression (a string)");
     });
-    if (auto e = model::Expr::parse(text); !e)
+    if (auto e = support::Expr::parse(text); !e)
       t.failAt(key, fmt::format("'{}': {}", text, e.error().message));
     return text;
   };
@@ -487,7 +487,7 @@ void checkConstraints(TableReader &top, const Manifest &m) {
     if (!cmp)
       top.failAt("constraints", fmt::format("'{}' is not a comparison (lhs <= rhs, ==, !=, <, >, >=)", c.text));
     for (const std::string *side : {&cmp->lhs, &cmp->rhs}) {
-      auto e = model::Expr::parse(*side);
+      auto e = support::Expr::parse(*side);
       if (!e)
         top.failAt("constraints", fmt::format("'{}': {}", c.text, e.error().message));
       for (const auto &n : e->names())
@@ -593,7 +593,7 @@ support::Expected<bool> checkValues(const Manifest &m, const KnobValues &values)
   };
   for (const auto &c : m.constraints) {
     auto cmp = splitComparison(c.text);
-    auto l = model::Expr::parse(cmp->lhs), r = model::Expr::parse(cmp->rhs);
+    auto l = support::Expr::parse(cmp->lhs), r = support::Expr::parse(cmp->rhs);
     if (!l || !r)
       return support::Error{fmt::format("constraint '{}' does not parse", c.text)};
     auto lv = l->eval(lookup), rv = r->eval(lookup);

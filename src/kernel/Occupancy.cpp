@@ -3,7 +3,7 @@
 #include "kernel/Manifest.h"
 #include "kernel/Profile.h"
 #include "kernel/Runner.h"
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "support/FileUtil.h"
 #include "support/Regex.h"
 #include "support/StringUtil.h"
@@ -394,7 +394,7 @@ int lineAt(const std::string &text, size_t pos) {
   return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
-/// C integer expression text -> what model::Expr reads: integer division, no
+/// C integer expression text -> what support::Expr reads: integer division, no
 /// casts, suffixes or sizeof.
 std::string normalise(std::string e) {
   static const std::pair<const char *, const char *> rewrites[] = {
@@ -422,7 +422,7 @@ std::string normalise(std::string e) {
 } // namespace
 
 support::Expected<double> evalCExpression(const std::string &text, const NameLookup &lookup) {
-  auto e = model::Expr::parse(normalise(text));
+  auto e = support::Expr::parse(normalise(text));
   if (!e)
     return support::Error{fmt::format("'{}' is not an expression hone reads ({})", text, e.error().message)};
   return e->eval(lookup);
@@ -450,14 +450,14 @@ public:
     auto it = defined_.find(name);
     if (it == defined_.end() || depth > 16)
       return std::nullopt;
-    auto e = model::Expr::parse(normalise(it->second));
+    auto e = support::Expr::parse(normalise(it->second));
     if (!e)
       return std::nullopt;
     auto v = e->eval([&](const std::string &n) { return value(n, first, depth + 1); });
     return v ? std::optional<double>(*v) : std::nullopt;
   }
   support::Expected<double> eval(const std::string &expr, const NameLookup &first) const {
-    auto e = model::Expr::parse(normalise(expr));
+    auto e = support::Expr::parse(normalise(expr));
     if (!e)
       return support::Error{fmt::format("'{}' is not an expression hone reads", expr)};
     return e->eval([&](const std::string &n) { return value(n, first); });

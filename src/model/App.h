@@ -4,7 +4,7 @@
 // point tasks the simulator executes.
 #pragma once
 
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "model/Machine.h"
 #include "support/Expected.h"
 
@@ -15,6 +15,8 @@
 #include <vector>
 
 namespace hone::model {
+
+using support::Expr; // model files' expressions (support/Expr.h)
 
 enum class Privilege { Read, Write, ReadWrite, Reduce };
 std::string_view toString(Privilege p);

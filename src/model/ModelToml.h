@@ -2,7 +2,7 @@
 // expressions in strings, with parse errors pointing into the string.
 #pragma once
 
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "support/TomlReader.h"
 
 #include <string>
@@ -13,6 +13,7 @@ namespace hone::model::detail {
 
 using support::TableReader;
 using support::TomlError;
+using support::Expr;
 
 /// A number, or a string holding an expression.
 Expr exprOf(const TableReader &r, const toml::node &n, const char *key);

@@ -2,7 +2,7 @@
 // and instantiation.
 #include "model/App.h"
 #include "model/Catalog.h"
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "model/Machine.h"
 
 #include <fmt/format.h>

@@ -6,7 +6,7 @@
 #include "TestUtil.h"
 #include "dsl/Formatter.h"
 #include "dsl/Interpreter.h"
-#include "model/Expr.h"
+#include "support/Expr.h"
 #include "support/Diagnostics.h"
 #include "support/Regex.h"
 
@@ -140,29 +140,29 @@ TEST(Limits, DiagnosticsPerFileAreCapped) {
 }
 
 TEST(Limits, DeepModelExpressionsAreErrors) {
-  auto deep = model::Expr::parse(repeat("(", 20000) + "1" + repeat(")", 20000));
+  auto deep = support::Expr::parse(repeat("(", 20000) + "1" + repeat(")", 20000));
   ASSERT_FALSE(deep.ok());
   EXPECT_NE(deep.error().message.find("nested deeper than 100 levels"), std::string::npos) << deep.error().message;
-  auto nested = model::Expr::parse(repeat("1 + (", 20000) + "1" + repeat(")", 20000));
+  auto nested = support::Expr::parse(repeat("1 + (", 20000) + "1" + repeat(")", 20000));
   ASSERT_FALSE(nested.ok());
   EXPECT_NE(nested.error().message.find("nested deeper"), std::string::npos);
   // A chain of one precedence is not nesting: parsed and evaluated in a loop.
-  auto sum = model::Expr::parse(repeat("1 + 2 - ", 20000) + "1");
+  auto sum = support::Expr::parse(repeat("1 + 2 - ", 20000) + "1");
   ASSERT_TRUE(sum.ok()) << sum.error().message;
   auto none = [](const std::string &) -> std::optional<double> { return std::nullopt; };
   EXPECT_EQ(*sum->eval(none), 20001);
-  auto product = model::Expr::parse(repeat("2 * 3 / 6 * ", 20000) + "7 // 2 % 2");
+  auto product = support::Expr::parse(repeat("2 * 3 / 6 * ", 20000) + "7 // 2 % 2");
   ASSERT_TRUE(product.ok()) << product.error().message;
   EXPECT_EQ(*product->eval(none), 1); // ((... * 7) // 2) % 2 = 3 % 2
-  auto zero = model::Expr::parse("1 + 8 / 2 / 0");
+  auto zero = support::Expr::parse("1 + 8 / 2 / 0");
   ASSERT_TRUE(zero.ok());
   auto z = zero->eval(none);
   ASSERT_FALSE(z.ok());
   EXPECT_EQ(z.error().column, 11) << z.error().message; // the second '/'
-  EXPECT_EQ(*model::Expr::parse("2 ^ 3 ^ 2")->eval(none), 512); // '^' stays right-associative
-  auto signs = model::Expr::parse(repeat("-", 30000) + "1");
+  EXPECT_EQ(*support::Expr::parse("2 ^ 3 ^ 2")->eval(none), 512); // '^' stays right-associative
+  auto signs = support::Expr::parse(repeat("-", 30000) + "1");
   ASSERT_FALSE(signs.ok());
-  auto fine = model::Expr::parse(repeat("(", 50) + "2 * 3" + repeat(")", 50));
+  auto fine = support::Expr::parse(repeat("(", 50) + "2 * 3" + repeat(")", 50));
   ASSERT_TRUE(fine.ok()) << fine.error().message;
 }
 

@@ -1,14 +1,11 @@
-#include "model/Expr.h"
+#include "support/Expr.h"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <cmath>
 
-namespace hone::model {
-
-using support::Error;
-using support::Expected;
+namespace hone::support {
 
 struct Expr::Node {
   enum class Kind { Number, Name, Neg, Binary, Call } kind = Kind::Number;
@@ -349,4 +346,4 @@ std::vector<std::string> Expr::names() const {
   return out;
 }
 
-} // namespace hone::model
+} // namespace hone::support

@@ -1,4 +1,5 @@
-// Arithmetic expressions in model files ("pieces * 4", "(i + j + k) % gx"):
+// Arithmetic expressions in data files -- model files ("pieces * 4", "(i + j + k) % gx"), kernel
+// manifests' constraints, CUDA launch sizes --:
 // numbers, names, + - * / // % ^, unary -, parentheses and the functions
 // min max sqrt cbrt log2 floor ceil round. '/' divides exactly, '//' is floored
 // division and '%' a floored modulo (never negative for a positive divisor),
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace hone::model {
+namespace hone::support {
 
 class Expr {
 public:
@@ -42,4 +43,4 @@ private:
   std::shared_ptr<const Node> root_;
 };
 
-} // namespace hone::model
+} // namespace hone::support
