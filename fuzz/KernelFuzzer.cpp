@@ -78,7 +78,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #elif HONE_FUZZ_PARSER == 9
   static const KernelCodec codec(fixedManifest(), {}, "/nonexistent/hone-fuzz", {}, "fuzz");
   static const std::string base = renderVariant(referenceVariant(fixedManifest()));
-  nlohmann::json feedback{{"findings", {{{"rule", "r"}, {"explanation", "x"}, {"subject", {{"file", "k.c"}, {"line", 2}}}}}}};
+  static const hone::support::Feedback feedback = [] {
+    hone::support::Feedback f;
+    f.given = true;
+    hone::support::Finding finding;
+    finding.rule = "r";
+    finding.explanation = "x";
+    finding.subject = hone::support::Bottleneck{};
+    finding.subject->file = "k.c";
+    finding.subject->line = 2;
+    f.findings.push_back(finding);
+    return f;
+  }();
   (void)codec.read(text, base, feedback);
   (void)codec.readInsight(text);
   return 0;

@@ -13,6 +13,7 @@
 #include "kernel/KernelDomain.h"
 #include "llm/Client.h"
 #include "llm/Prompt.h"
+#include "support/Feedback.h"
 #include "support/Template.h"
 #include "dsl/Frontend.h"
 #include "mapping/MappingDomain.h"
@@ -132,6 +133,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (auto split = hone::support::readEvidence(j)) {
       auto again = hone::support::readEvidence(hone::support::withEvidence(split->profile, split->evidence));
       if (!again || !(again->evidence == split->evidence))
+        __builtin_trap();
+    }
+    // A stored step's feedback, likewise.
+    if (auto feedback = hone::support::readFeedback(j)) {
+      auto again = hone::support::readFeedback(hone::support::toJson(*feedback));
+      if (!again || !(*again == *feedback))
         __builtin_trap();
     }
   }

@@ -4,8 +4,11 @@
 
 #include "dsl/Frontend.h"
 #include "support/Diagnostics.h"
+#include "support/Feedback.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +23,16 @@ inline dsl::CheckedSource checkText(const std::string &text, const std::string &
 /// All diagnostics as text, for failure messages.
 inline std::string diagText(const dsl::CheckedSource &c) {
   return support::renderText(*c.file, c.diags->diagnostics());
+}
+
+/// Feedback from its stored JSON form (a test's literal; one that does not read ends the test binary).
+inline support::Feedback feedbackOf(const nlohmann::json &j) {
+  auto f = support::readFeedback(j);
+  if (!f) {
+    std::fprintf(stderr, "feedbackOf: %s\n", f.error().message.c_str());
+    std::abort();
+  }
+  return std::move(*f);
 }
 
 inline std::string sourcePath(const std::string &relative) {

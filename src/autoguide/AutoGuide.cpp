@@ -155,7 +155,7 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const su
                                           const std::string &domain) const {
   std::vector<Finding> out;
   auto add = [&](const Rule &rule, std::string evidence, const std::vector<std::pair<std::string, std::string>> &vars,
-                 nlohmann::json subject = nullptr) {
+                 std::optional<support::Bottleneck> subject = std::nullopt) {
     for (const auto &f : out)
       if (f.rule == rule.id && f.evidence == evidence)
         return;
@@ -184,12 +184,9 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const su
       for (const support::Bottleneck &b : measured.bottlenecks) {
         if (b.kind != rule.pattern)
           continue;
-        nlohmann::json subject; // kernel findings locate themselves and carry their numbers
-        if (!b.numbers.empty()) {
-          subject = support::toJson(b);
-          for (const char *key : {"kind", "detail"}) // said by the finding itself
-            subject.erase(key);
-        }
+        std::optional<support::Bottleneck> subject; // kernel findings locate themselves and carry their numbers
+        if (!b.numbers.empty())
+          subject = b;
         add(rule, b.detail,
             {{"resource", b.subject}, {"detail", b.detail}, {"share", fmt::format("{:.0f}%", 100 * b.share)}},
             std::move(subject));
@@ -200,30 +197,26 @@ std::vector<Finding> AutoGuide::interpret(const std::string &rawOutput, const su
   return out;
 }
 
-nlohmann::json AutoGuide::feedback(const std::string &rawOutput, const support::Evidence &measured,
-                                   const nlohmann::json &profile, const std::string &domain,
-                                   FeedbackLevel level) const {
-  nlohmann::json j;
+support::Feedback AutoGuide::feedback(const std::string &rawOutput, const support::Evidence &measured,
+                                      const nlohmann::json &profile, const std::string &domain,
+                                      FeedbackLevel level) const {
+  support::Feedback out;
+  out.given = true;
   constexpr size_t kExcerpt = 4000;
-  j["execution"] = rawOutput.size() <= kExcerpt ? rawOutput : rawOutput.substr(rawOutput.size() - kExcerpt);
-  j["findings"] = nlohmann::json::array();
+  out.execution = rawOutput.size() <= kExcerpt ? rawOutput : rawOutput.substr(rawOutput.size() - kExcerpt);
   // Where the time goes (a domain's measured breakdown), passed on as it is: evidence, not a finding.
-  for (const char *key : {"breakdown", "cold"})
-    if (level != FeedbackLevel::Exec && profile.is_object() && profile.contains(key))
-      j[key] = profile[key];
-  for (const Finding &f : interpret(rawOutput, measured, domain)) {
-    nlohmann::json item{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
-    if (level != FeedbackLevel::Exec && !f.explanation.empty())
-      item["explanation"] = f.explanation;
-    if (level == FeedbackLevel::ExecExplainSuggest && !f.suggestion.empty())
-      item["suggestion"] = f.suggestion;
-    if (!f.transformations.empty()) // the action is data for the agents at every level
-      item["transformations"] = f.transformations;
-    if (!f.subject.is_null())
-      item["subject"] = f.subject;
-    j["findings"].push_back(std::move(item));
+  if (level != FeedbackLevel::Exec && profile.is_object()) {
+    out.breakdown = profile.value("breakdown", nlohmann::json());
+    out.cold = profile.value("cold", nlohmann::json());
   }
-  return j;
+  for (Finding &f : interpret(rawOutput, measured, domain)) {
+    if (level == FeedbackLevel::Exec)
+      f.explanation.clear();
+    if (level != FeedbackLevel::ExecExplainSuggest)
+      f.suggestion.clear();
+    out.findings.push_back(std::move(f)); // the action (transformations) is data for the agents at every level
+  }
+  return out;
 }
 
 } // namespace hone::autoguide

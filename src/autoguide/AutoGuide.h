@@ -6,6 +6,7 @@
 #pragma once
 
 #include "support/Evidence.h"
+#include "support/Feedback.h"
 #include "support/Expected.h"
 #include "support/Regex.h"
 
@@ -37,15 +38,8 @@ struct Rule {
   std::vector<std::string> transformations;
 };
 
-struct Finding {
-  std::string rule;
-  std::string severity;
-  std::string evidence; // the matched text or the bottleneck's sentence
-  std::string explanation;
-  std::string suggestion;
-  std::vector<std::string> transformations; // the rule's action
-  nlohmann::json subject;                   // the bottleneck's file/line/resource/numbers, when it came from one
-};
+/// A rule that fired, what it says and the bottleneck it explains (support/Feedback.h).
+using support::Finding;
 
 class AutoGuide {
 public:
@@ -64,10 +58,10 @@ public:
   std::vector<Finding> interpret(const std::string &rawOutput, const support::Evidence &measured,
                                  const std::string &domain) const;
 
-  /// The feedback an agent sees: {"execution": rawOutput excerpt, "findings": [...]}, with
-  /// explanations from exec+explain on and suggestions only at exec+explain+suggest; where the
-  /// time goes (`profile`'s "breakdown" and "cold", when it has them) is passed on as it is.
-  nlohmann::json feedback(const std::string &rawOutput, const support::Evidence &measured,
+  /// The feedback an agent sees: the raw output's excerpt and the findings, with explanations from
+  /// exec+explain on and suggestions only at exec+explain+suggest; where the time goes (`profile`'s
+  /// "breakdown" and "cold", when it has them) is passed on as it is from exec+explain on.
+  support::Feedback feedback(const std::string &rawOutput, const support::Evidence &measured,
                           const nlohmann::json &profile, const std::string &domain, FeedbackLevel level) const;
 
 private:

@@ -9,6 +9,7 @@
 #include "kernel/Diagnose.h"
 #include "kernel/Evaluator.h"
 #include "kernel/Init.h"
+#include "kernel/KernelDomain.h"
 #include "kernel/Manifest.h"
 #include "kernel/Runner.h"
 #include "kernel/SourceKnobs.h"
@@ -502,12 +503,12 @@ void addProfile(CLI::App &parent, Action &action) {
       po.seed = m->seeds.front();
       kernel::KernelProfile p = kernel::profileVariant(*m, *v, scratch(*m, "profile"), po);
       kernel::Diagnosis typed = kernel::diagnosis(p);
-      auto findings = guide->interpret("", typed.evidence, "kernel");
+      auto findings = guide->interpret("", typed.evidence, kernel::kDomainName);
       json diagnosis = kernel::toJson(typed);
       // Transformations ranked by the largest share of the findings that call for them.
       std::map<std::string, std::pair<double, std::vector<std::string>>> ranked;
       for (const auto &f : findings) {
-        double share = f.subject.is_object() ? f.subject.value("share", 0.0) : 0.0;
+        double share = f.subject ? f.subject->share : 0.0;
         for (const auto &t : f.transformations) {
           auto &slot = ranked[t];
           slot.first = std::max(slot.first, share);
@@ -529,10 +530,17 @@ void addProfile(CLI::App &parent, Action &action) {
         if (m->plan && p.cachegrind)
           out["nests"] = kernel::nestHeat(*m, *p.cachegrind);
         out["findings"] = json::array();
-        for (const auto &f : findings)
+        for (const auto &f : findings) {
+          json subject; // the finding says its kind and detail itself
+          if (f.subject) {
+            subject = support::toJson(*f.subject);
+            subject.erase("kind");
+            subject.erase("detail");
+          }
           out["findings"].push_back({{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence},
                                      {"explanation", f.explanation}, {"suggestion", f.suggestion},
-                                     {"transformations", f.transformations}, {"subject", f.subject}});
+                                     {"transformations", f.transformations}, {"subject", subject}});
+        }
         out["transformations"] = json::array();
         for (const auto &[id, share] : order)
           if (const auto *t = entry(id))

@@ -199,7 +199,7 @@ LoopOutcome runLoop(Strategy &strategy, Evaluator &evaluator, const FeedbackFn &
           s.result.status = EvalStatus::Invalid;
           s.result.error = "the evaluator returned no result";
         }
-        s.feedback = feedback ? feedback(s.candidate, s.result) : nlohmann::json();
+        s.feedback = feedback ? feedback(s.candidate, s.result) : support::Feedback{};
         break;
       case Source::Seen:
         s.result = outcome.steps[from[i]].result;

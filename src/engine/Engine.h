@@ -5,6 +5,7 @@
 #pragma once
 
 #include "support/Evidence.h"
+#include "support/Feedback.h"
 
 #include <nlohmann/json.hpp>
 
@@ -65,7 +66,7 @@ public:
 struct Step {
   Candidate candidate;
   EvalResult result;
-  nlohmann::json feedback; // what the strategy was told about the result
+  support::Feedback feedback; // what the strategy was told about the result
 };
 
 /// Proposes candidates and learns from their results.
@@ -81,7 +82,7 @@ public:
 };
 
 /// Turns a result into feedback for the strategy (AutoGuide in the mapping domain).
-using FeedbackFn = std::function<nlohmann::json(const Candidate &, const EvalResult &)>;
+using FeedbackFn = std::function<support::Feedback(const Candidate &, const EvalResult &)>;
 
 /// Where a run stands, for stop conditions and progress.
 struct Progress {

@@ -124,30 +124,22 @@ std::string normalizedPath(std::string path, const std::vector<std::string> &edi
 
 } // namespace
 
-std::vector<ShownDiagnostic> shownDiagnostics(const json &feedback) {
+std::vector<ShownDiagnostic> shownDiagnostics(const support::Feedback &feedback) {
   std::vector<ShownDiagnostic> out;
-  if (!feedback.is_object() || !feedback.contains("findings") || !feedback["findings"].is_array())
-    return out;
-  for (const auto &f : feedback["findings"]) {
-    if (!f.is_object() || !f.contains("explanation") || !f["explanation"].is_string())
+  for (const support::Finding &f : feedback.findings) {
+    if (f.explanation.empty())
       continue; // the "exec" level shows no analysis
     ShownDiagnostic d;
     d.id = fmt::format("D{}", out.size() + 1);
-    d.rule = support::textOf(f, "rule");
-    d.text = f["explanation"].get<std::string>();
-    if (f.contains("suggestion") && f["suggestion"].is_string())
-      d.text += " Suggestion: " + f["suggestion"].get<std::string>();
-    if (f.contains("subject") && f["subject"].is_object()) {
-      const json &s = f["subject"];
-      if (s.contains("file") && s["file"].is_string())
-        d.file = s["file"].get<std::string>();
-      if (s.contains("line") && s["line"].is_number_integer())
-        d.line = s["line"].get<int>();
+    d.rule = f.rule;
+    d.text = f.explanation;
+    if (!f.suggestion.empty())
+      d.text += " Suggestion: " + f.suggestion;
+    if (f.subject) {
+      d.file = f.subject->file;
+      d.line = f.subject->line;
     }
-    if (f.contains("transformations") && f["transformations"].is_array())
-      for (const auto &t : f["transformations"])
-        if (t.is_string())
-          d.transformations.push_back(t.get<std::string>());
+    d.transformations = f.transformations;
     out.push_back(std::move(d));
   }
   return out;
@@ -373,7 +365,8 @@ std::string KernelCodec::show(const std::string &artifact) const {
   return out;
 }
 
-std::map<std::string, std::string> KernelCodec::baseValues(const std::string &base, const json &feedback) const {
+std::map<std::string, std::string> KernelCodec::baseValues(const std::string &base,
+                                                           const support::Feedback &feedback) const {
   std::string knobs = manifest_.knobs.empty() ? "(the project has no knobs)" : "all at their defaults";
   if (auto v = parseVariant(manifest_, base); v && !v->knobs.empty()) {
     // Only the knobs set away from the reference's value: a nest's twenty defaults say nothing.
@@ -407,22 +400,23 @@ std::map<std::string, std::string> KernelCodec::baseValues(const std::string &ba
                                    : fmt::format(" Catalogue: {}.", fmt::join(d.transformations, ", ")));
   }
   if (diagnostics.empty())
-    diagnostics = feedback.is_object() && feedback.contains("findings") && !feedback["findings"].empty()
+    diagnostics = !feedback.findings.empty()
                       ? "(not shown at this feedback level)\n"
                       : "(none: the profile shows nothing above hone's thresholds, or it has not run yet)\n";
   if (!elsewhere.empty())
     diagnostics += fmt::format("({} finding{} in files you may not change left out: {})\n", elsewhere.size(),
                                elsewhere.size() == 1 ? "" : "s", fmt::join(elsewhere, ", "));
-  if (feedback.is_object() && feedback.contains("breakdown")) // where the time goes comes first
-    if (std::string b = breakdownText(feedback["breakdown"], feedback.value("cold", json::array())); !b.empty())
+  if (!feedback.breakdown.is_null()) // where the time goes comes first
+    if (std::string b = breakdownText(feedback.breakdown, feedback.cold.is_null() ? json::array() : feedback.cold);
+        !b.empty())
       diagnostics = b + "\n" + diagnostics;
-  std::string execution = feedback.is_object() ? support::textOf(feedback, "execution") : std::string();
+  const std::string &execution = feedback.execution;
   std::map<std::string, std::string> out{{"knobs", knobs},
           {"diagnostics", diagnostics},
           {"execution", execution.empty() ? "(not run yet)" : execution},
           {"catalogue", catalogueText(named)}};
-  if (feedback.is_object() && feedback.contains("breakdown"))
-    out["source_model"] = sourceModel(&feedback["breakdown"]);
+  if (!feedback.breakdown.is_null())
+    out["source_model"] = sourceModel(&feedback.breakdown);
   return out;
 }
 
@@ -452,7 +446,7 @@ json KernelCodec::replySchema() const {
           {"additionalProperties", false}};
 }
 
-json KernelCodec::alignment(const std::vector<std::string> &addresses, const json &baseFeedback,
+json KernelCodec::alignment(const std::vector<std::string> &addresses, const support::Feedback &baseFeedback,
                             const std::map<std::string, std::string> &before,
                             const std::map<std::string, std::string> &after, const KnobValues &knobsBefore,
                             const KnobValues &knobsAfter) const {
@@ -534,7 +528,8 @@ json KernelCodec::alignment(const std::vector<std::string> &addresses, const jso
   return out;
 }
 
-LlmReading KernelCodec::read(const std::string &content, const std::string &base, const json &baseFeedback) const {
+LlmReading KernelCodec::read(const std::string &content, const std::string &base,
+                              const support::Feedback &baseFeedback) const {
   auto baseVariant = parseVariant(manifest_, base);
   if (!baseVariant)
     return refuse("the candidate to change does not parse: " + baseVariant.error().message);

@@ -40,7 +40,7 @@ struct ShownDiagnostic {
 
 /// The diagnostics of a feedback object that the model is shown, numbered D1, D2, ... (findings with
 /// an explanation: none at the "exec" feedback level).
-std::vector<ShownDiagnostic> shownDiagnostics(const nlohmann::json &feedback);
+std::vector<ShownDiagnostic> shownDiagnostics(const support::Feedback &feedback);
 
 /// The lines [first, last] (1-based) of the top-level block (a function) that holds `line` of a C,
 /// C++ or CUDA source; the line alone when it lies outside every block.
@@ -61,10 +61,10 @@ public:
   static constexpr double kColdNest = Thresholds{}.coldShare; // the diagnosis's: one decision
   std::optional<tune::LlmRejection> check(const std::string &artifact) const override;
   std::string show(const std::string &artifact) const override;
-  std::map<std::string, std::string> baseValues(const std::string &base, const nlohmann::json &feedback) const override;
+  std::map<std::string, std::string> baseValues(const std::string &base, const support::Feedback &feedback) const override;
   nlohmann::json replySchema() const override;
   tune::LlmReading read(const std::string &content, const std::string &base,
-                        const nlohmann::json &baseFeedback) const override;
+                        const support::Feedback &baseFeedback) const override;
   bool hasInsight() const override { return true; }
   nlohmann::json insightSchema() const override;
   support::Expected<std::pair<std::string, nlohmann::json>> readInsight(const std::string &content) const override;
@@ -91,7 +91,7 @@ private:
   /// Whether the change touches what the named diagnostics point at: edited lines in the block of a
   /// located one, any change for a whole-program one; a knob touches what it acts on (flags and the
   /// environment: all the code; a source knob: its nest; a define: the blocks that name it).
-  nlohmann::json alignment(const std::vector<std::string> &addresses, const nlohmann::json &baseFeedback,
+  nlohmann::json alignment(const std::vector<std::string> &addresses, const support::Feedback &baseFeedback,
                            const std::map<std::string, std::string> &before,
                            const std::map<std::string, std::string> &after, const KnobValues &knobsBefore = {},
                            const KnobValues &knobsAfter = {}) const;

@@ -170,9 +170,9 @@ public:
       // need not be this agent's: a move within the noise of the evaluator's best is not profiled, and
       // its empty findings say nothing). The old base's diagnosis stands until a new one comes.
       bool profiled = s.result.evidence.profiled();
-      bool diagnosed = profiled && s.feedback.is_object() && s.feedback.contains("findings");
-      if (diagnosed && s.result.ok() && (improved || findings_.is_null())) {
-        findings_ = s.feedback["findings"];
+      bool diagnosed = profiled && s.feedback.given;
+      if (diagnosed && s.result.ok() && (improved || !findings_)) {
+        findings_ = s.feedback.findings;
         const json &nests = s.result.profile.contains("nests") ? s.result.profile["nests"] : json();
         std::map<std::string, double> heat;
         double attributed = 0;
@@ -285,26 +285,19 @@ private:
     std::vector<std::pair<std::string, std::vector<std::optional<Edit>>>> queues;
     // AutoGuide lists findings in its rules' order; each kernel finding carries the share of the time
     // it could save in its subject.
-    std::vector<const json *> ranked;
-    if (findings_.is_array())
-      for (const auto &f : findings_)
-        if (f.is_object() && f.contains("transformations"))
+    std::vector<const support::Finding *> ranked;
+    if (findings_)
+      for (const support::Finding &f : *findings_)
+        if (!f.transformations.empty())
           ranked.push_back(&f);
-    auto shareOf = [](const json *f) {
-      const json *subject = f->contains("subject") ? &(*f)["subject"] : nullptr;
-      return subject && subject->is_object() && subject->contains("share") && (*subject)["share"].is_number()
-                 ? (*subject)["share"].get<double>()
-                 : 0.0;
-    };
+    auto shareOf = [](const support::Finding *f) { return f->subject ? f->subject->share : 0.0; };
     std::stable_sort(ranked.begin(), ranked.end(),
-                     [&](const json *a, const json *b) { return shareOf(a) > shareOf(b); });
-    for (const json *finding : ranked) {
-      const json &f = *finding;
-      std::string evidence = support::textOf(f, "evidence");
-      for (const auto &tid : f["transformations"]) {
-        if (!tid.is_string())
-          continue;
-        const Transformation *t = transformation(tid.get<std::string>());
+                     [&](const support::Finding *a, const support::Finding *b) { return shareOf(a) > shareOf(b); });
+    for (const support::Finding *finding : ranked) {
+      const support::Finding &f = *finding;
+      const std::string &evidence = f.evidence;
+      for (const std::string &tid : f.transformations) {
+        const Transformation *t = transformation(tid);
         if (!t)
           continue;
         bool setAside = worse_.count(t->id) && worse_.at(t->id) >= 2; // still a companion (1b)
@@ -316,11 +309,11 @@ private:
           std::vector<std::string> values = order(k, best_.at(k.name));
           // Values the diagnosis predicts to help (a block size or register cap the static occupancy
           // says would lift the binding limit) first, in its order.
-          if (const json *prefer = preferred(f, k.name)) {
+          if (const std::vector<std::string> *prefer = preferred(f, k.name)) {
             std::vector<std::string> first;
-            for (const auto &p : *prefer)
-              if (p.is_string() && std::find(values.begin(), values.end(), p.get<std::string>()) != values.end())
-                first.push_back(p.get<std::string>());
+            for (const std::string &p : *prefer)
+              if (std::find(values.begin(), values.end(), p) != values.end())
+                first.push_back(p);
             values.erase(std::remove_if(values.begin(), values.end(),
                                         [&](const std::string &x) {
                                           return std::find(first.begin(), first.end(), x) != first.end();
@@ -509,27 +502,25 @@ private:
   }
 
   /// The values of knob `name` a finding predicts to help, best first (its subject's "prefer"); null: none.
-  static const json *preferred(const json &finding, const std::string &name) {
-    const json *subject = finding.contains("subject") ? &finding["subject"] : nullptr;
-    if (!subject || !subject->is_object() || !subject->contains("prefer") || !(*subject)["prefer"].is_object())
+  static const std::vector<std::string> *preferred(const support::Finding &finding, const std::string &name) {
+    if (!finding.subject)
       return nullptr;
-    const json &prefer = (*subject)["prefer"];
-    return prefer.contains(name) && prefer[name].is_array() ? &prefer[name] : nullptr;
+    auto it = finding.subject->prefer.find(name);
+    return it == finding.subject->prefer.end() ? nullptr : &it->second;
   }
 
   /// Whether a finding may be answered with knob `k`: a source knob only when the variant keeps the
   /// project's files (an edited file is not what the source model describes), and, for a finding
   /// that names a line, only on the nest holding that line.
-  bool transformable(const Knob &k, const json &finding) const {
+  bool transformable(const Knob &k, const support::Finding &finding) const {
     if (k.kind != KnobKind::Source)
       return true;
     if (!files_.empty() || cold(k)) // a cold nest pays back at most its own small share
       return false;
-    const json *subject = finding.contains("subject") ? &finding["subject"] : nullptr;
-    if (!subject || !subject->is_object() || !subject->contains("line") || !(*subject)["line"].is_number())
+    if (!finding.subject || finding.subject->line == 0)
       return true; // a program-wide finding (idle cores): any nest where the time goes
-    std::string file = support::textOf(*subject, "file");
-    int line = (*subject)["line"].get<int>();
+    const std::string &file = finding.subject->file;
+    int line = finding.subject->line;
     return std::filesystem::path(file).filename() == std::filesystem::path(k.nestFile).filename() &&
            line >= k.nestLine && line <= k.nestEndLine;
   }
@@ -564,7 +555,7 @@ private:
   std::map<std::string, std::string> files_;
   std::string bestHash_;
   double bestScore_ = 0;
-  json findings_;
+  std::optional<std::vector<support::Finding>> findings_; // the base's diagnosis; nullopt: none yet
   std::map<std::string, double> heat_; // "file:line" of a nest -> its share of the instructions
   std::set<std::string> tried_;
   std::map<std::string, int> worse_;

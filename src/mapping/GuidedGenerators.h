@@ -7,6 +7,7 @@
 #include "mapping/GuidedEdits.h"
 #include "sim/Simulator.h"
 #include "support/Evidence.h"
+#include "support/Feedback.h"
 
 #include <nlohmann/json.hpp>
 
@@ -66,6 +67,6 @@ std::vector<Edit> rankedEdits(const Context &ctx);
 
 /// Edits that address a failure, read from the error, its detail and AutoGuide's findings.
 std::vector<Edit> fixesFor(const Context &ctx, const std::string &evidence, const nlohmann::json &profile,
-                           const nlohmann::json &feedback);
+                           const support::Feedback &feedback);
 
 } // namespace hone::mapping::guided

@@ -14,13 +14,13 @@ namespace hone::mapping::guided {
 using model::ProcKind;
 using nlohmann::json;
 
-std::vector<Edit> fixesFor(const Context &ctx, const std::string &evidence, const json &profile, const json &feedback) {
+std::vector<Edit> fixesFor(const Context &ctx, const std::string &evidence, const json &profile,
+                           const support::Feedback &feedback) {
   std::vector<Edit> fixes;
   std::string kind = profile.is_object() ? support::textOf(profile, "error_kind") : "";
   std::string text = evidence + "\n" + (profile.is_object() ? support::textOf(profile, "error_detail") : "");
-  if (feedback.is_object() && feedback.contains("findings"))
-    for (const auto &f : feedback["findings"])
-      text += "\n" + support::textOf(f, "evidence");
+  for (const support::Finding &f : feedback.findings)
+    text += "\n" + f.evidence;
   std::vector<std::string> named;
   for (const auto &t : ctx.app.tasks)
     if (mentions(text, t.name))

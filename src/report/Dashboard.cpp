@@ -158,7 +158,7 @@ struct Dashboard::Impl {
       const store::StepRecord &s = r->steps[k];
       sendJson(res, {{"step", s.sequence}, {"status", s.status}, {"score", s.score}, {"rationale", s.rationale},
                      {"artifact", s.artifact}, {"error", s.error}, {"output", s.rawOutput},
-                     {"feedback", s.feedback}, {"metrics", s.metrics}, {"seconds", s.seconds}});
+                     {"feedback", support::toJson(s.feedback)}, {"metrics", s.metrics}, {"seconds", s.seconds}});
     });
     server.set_error_handler([](const httplib::Request &, httplib::Response &res) {
       if (res.body.empty())

@@ -28,13 +28,13 @@ json stepJson(const store::RunInfo &run, const std::vector<store::StepRecord> &s
       {"hash", s.hash},
       {"parent", s.parent.empty() ? json() : json(s.parent)},
       // what the agent saw before proposing this step: its parent's feedback
-      {"diagnostics", parent ? parent->feedback : json()},
+      {"diagnostics", parent ? support::toJson(parent->feedback) : json()},
       {"change", parent ? json(support::unifiedDiff(parent->artifact, s.artifact)) : json()},
       {"rationale", s.rationale},
       {run.artifactName(), s.artifact},
       {"result",
        {{"status", s.status}, {"score", s.score}, {"metrics", s.metrics}, {"error", s.error}, {"seconds", s.seconds}}},
-      {"feedback", s.feedback},
+      {"feedback", support::toJson(s.feedback)},
       {"agent_notes", s.notes}};  // the LLM's prompts and replies, tokens, cost; null otherwise
   if (!s.evidenceProblem.empty()) // the stored evidence this hone cannot read (a newer hone's, a damaged row)
     j["evidence_problem"] = s.evidenceProblem;
@@ -58,19 +58,19 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
       const support::Bottleneck &b = parent->evidence.bottlenecks[k];
       summary.push_back({{"kind", b.kind}, {"resource", b.subject}, {"share", b.share}});
     }
-  if (parent && parent->feedback.is_object() && parent->feedback.contains("findings") &&
-      parent->feedback["findings"].is_array())
-    for (const auto &f : parent->feedback["findings"]) {
-      if (!f.is_object())
-        continue;
-      json d{{"rule", support::textOf(f, "rule")}, {"severity", support::textOf(f, "severity")}, {"evidence", support::textOf(f, "evidence")}};
-      for (const char *key : {"explanation", "suggestion", "transformations"})
-        if (f.contains(key))
-          d[key] = f[key];
-      if (f.contains("subject") && f["subject"].is_object())
-        for (const char *key : {"file", "line"})
-          if (f["subject"].contains(key))
-            d[key] = f["subject"][key];
+  if (parent)
+    for (const support::Finding &f : parent->feedback.findings) {
+      json d{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
+      if (!f.explanation.empty())
+        d["explanation"] = f.explanation;
+      if (!f.suggestion.empty())
+        d["suggestion"] = f.suggestion;
+      if (!f.transformations.empty())
+        d["transformations"] = f.transformations;
+      if (f.subject && !f.subject->file.empty())
+        d["file"] = f.subject->file;
+      if (f.subject && f.subject->line)
+        d["line"] = f.subject->line;
       diagnostics.push_back(std::move(d));
     }
   const json &notes = s.notes.is_object() ? s.notes : json::object();

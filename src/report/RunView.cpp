@@ -87,15 +87,8 @@ std::string firstLine(const std::string &text, size_t limit) {
 
 std::string feedbackSummary(const store::StepRecord &step) {
   std::string out;
-  const json &f = step.feedback;
-  if (f.is_object() && f.contains("findings") && f["findings"].is_array())
-    for (const auto &finding : f["findings"])
-      if (finding.is_object()) {
-        std::string rule = finding.contains("rule") && finding["rule"].is_string() ? finding["rule"].get<std::string>() : "?";
-        std::string evidence =
-            finding.contains("evidence") && finding["evidence"].is_string() ? finding["evidence"].get<std::string>() : "";
-        out += fmt::format("{}: {}\n", rule, firstLine(evidence));
-      }
+  for (const support::Finding &finding : step.feedback.findings)
+    out += fmt::format("{}: {}\n", finding.rule.empty() ? "?" : finding.rule, firstLine(finding.evidence));
   if (!step.error.empty())
     out += "error: " + firstLine(step.error) + "\n";
   return out;

@@ -372,7 +372,7 @@ Expected<bool> Store::recordStep(int64_t run, const StepRecord &step) {
   const int64_t evaluation = db_->lastInsertId();
   {
     Statement s(*db_, "INSERT INTO feedback (evaluation_id, content) VALUES (?, ?);");
-    s.bind(1, evaluation).bind(2, step.feedback.dump());
+    s.bind(1, evaluation).bind(2, support::toJson(step.feedback).dump());
     if (auto r = s.run(); !r)
       return fail("feedback", r.error());
   }
@@ -420,7 +420,15 @@ std::vector<StepRecord> Store::steps(int64_t run) {
       r.evidenceProblem = fmt::format("the evidence of step {}: {}", r.sequence, split.error().message);
     }
     r.seconds = s.real(11);
-    r.feedback = parseJson(s.text(12));
+    std::string feedbackProblem;
+    auto feedback = support::readFeedback(parseJson(s.text(12), &feedbackProblem));
+    if (feedback)
+      r.feedback = std::move(*feedback);
+    else
+      feedbackProblem = feedback.error().message;
+    if (!feedbackProblem.empty())
+      r.evidenceProblem += fmt::format("{}the feedback of step {}: {}", r.evidenceProblem.empty() ? "" : "; ",
+                                       r.sequence, feedbackProblem);
     r.notes = parseJson(s.text(13)); // null when the agent noted nothing
     r.promptTokens = s.integer(14);
     r.completionTokens = s.integer(15);

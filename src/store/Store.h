@@ -7,6 +7,7 @@
 #pragma once
 
 #include "support/Evidence.h"
+#include "support/Feedback.h"
 #include "support/Expected.h"
 
 #include <nlohmann/json.hpp>
@@ -53,11 +54,11 @@ struct StepRecord {
   std::string rawOutput; // an excerpt: the last kRawOutputLimit bytes
   nlohmann::json profile;     // the domain's data, without the evidence
   support::Evidence evidence; // stored in the profile's JSON ("bottlenecks", "evidence_version")
-  /// Non-empty: the stored evidence could not be read (a newer hone's, a damaged row): why, and where;
-  /// the profile is then kept whole and `evidence` is empty.
+  /// Non-empty: the stored evidence or feedback could not be read (a newer hone's, a damaged row): why,
+  /// and where; the profile is then kept whole and `evidence` is empty (`feedback` is then none).
   std::string evidenceProblem;
   double seconds = 0;
-  nlohmann::json feedback;
+  support::Feedback feedback; // stored as its JSON (support::toJson)
   // What the agent noted about how it made the candidate (an LLM's conversation); null: nothing.
   nlohmann::json notes;
   int64_t promptTokens = 0, completionTokens = 0;

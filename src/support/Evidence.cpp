@@ -59,8 +59,9 @@ namespace {
 
 std::string typeName(const json &j) { return j.type_name(); }
 
-/// One bottleneck of the stored form; `at` names it ("bottlenecks[2]").
-Expected<Bottleneck> readBottleneck(const json &j, const std::string &at) {
+} // namespace
+
+Expected<Bottleneck> readBottleneck(const json &j, const std::string &at, bool kindRequired) {
   if (!j.is_object())
     return Error{fmt::format("{}: a bottleneck is an object, not {}", at, typeName(j))};
   Bottleneck b;
@@ -81,14 +82,14 @@ Expected<Bottleneck> readBottleneck(const json &j, const std::string &at) {
       return Error{fmt::format("{}: not a finite number", where)};
     return d;
   };
-  for (auto [key, out, required] : {std::tuple{"kind", &b.kind, true},
+  for (auto [key, out, required] : {std::tuple{"kind", &b.kind, kindRequired},
                                     {"resource", &b.subject, false},
                                     {"detail", &b.detail, false},
                                     {"file", &b.file, false},
                                     {"tool", &b.tool, false}})
     if (auto e = text(key, *out, required))
       return *e;
-  if (b.kind.empty())
+  if (b.kind.empty() && kindRequired)
     return Error{fmt::format("{}.kind: empty", at)};
   if (auto it = j.find("share"); it != j.end()) {
     auto share = finite(*it, at + ".share");
@@ -139,8 +140,6 @@ Expected<Bottleneck> readBottleneck(const json &j, const std::string &at) {
   return b;
 }
 
-} // namespace
-
 Expected<SplitProfile> readEvidence(json profile) {
   SplitProfile out;
   if (!profile.is_object()) {
@@ -165,7 +164,7 @@ Expected<SplitProfile> readEvidence(json profile) {
     if (!it->is_array())
       return Error{fmt::format("bottlenecks: a list, not {}", typeName(*it))};
     for (size_t i = 0; i < it->size(); ++i) {
-      auto b = readBottleneck((*it)[i], fmt::format("bottlenecks[{}]", i));
+      auto b = readBottleneck((*it)[i], fmt::format("bottlenecks[{}]", i), true);
       if (!b)
         return b.error();
       out.evidence.bottlenecks.push_back(std::move(*b));

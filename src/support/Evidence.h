@@ -57,6 +57,8 @@ struct Evidence {
 /// A bottleneck as JSON: {kind, resource, share, detail} and, when they are set, numbers ({name:
 /// value}), units ({name: unit}), file, line, prefer, tool. The form `hone simulate --json` shows.
 nlohmann::json toJson(const Bottleneck &b);
+/// A bottleneck from its JSON; `at` names it in errors ("bottlenecks[2].share: not a number").
+Expected<Bottleneck> readBottleneck(const nlohmann::json &j, const std::string &at, bool kindRequired = true);
 /// The bottlenecks as a JSON array, in order.
 nlohmann::json toJson(const std::vector<Bottleneck> &bottlenecks);
 

@@ -59,7 +59,7 @@ support::Expected<LlmOptimizerOptions> optimizerOptions(const TuneConfig &config
   return o;
 }
 
-std::map<std::string, std::string> LlmCodec::baseValues(const std::string &, const json &) const { return {}; }
+std::map<std::string, std::string> LlmCodec::baseValues(const std::string &, const support::Feedback &) const { return {}; }
 
 json LlmCodec::replySchema() const {
   std::string name = artifactName();
@@ -69,7 +69,7 @@ json LlmCodec::replySchema() const {
           {"additionalProperties", false}};
 }
 
-LlmReading LlmCodec::read(const std::string &content, const std::string &, const json &) const {
+LlmReading LlmCodec::read(const std::string &content, const std::string &, const support::Feedback &) const {
   std::string name = artifactName();
   if (auto j = llm::extractJson(content); j && j->contains(name) && (*j)[name].is_string())
     return {(*j)[name].get<std::string>(), j->value("rationale", ""), json::object(), std::nullopt};
@@ -189,22 +189,21 @@ std::vector<std::string> LlmOptimizer::fitBudget(const llm::Template &body, std:
   return trimmed;
 }
 
-std::string feedbackText(const json &feedback) {
-  if (!feedback.is_object())
+std::string feedbackText(const support::Feedback &feedback) {
+  if (!feedback.given)
     return "(no feedback)";
-  std::string out = "Execution output:\n" + feedback.value("execution", std::string("(none)")) + "\n";
+  std::string out = "Execution output:\n" + feedback.execution + "\n";
   std::string findings;
-  if (feedback.contains("findings") && feedback["findings"].is_array())
-    for (const auto &f : feedback["findings"]) {
-      // The evidence alone is what the profile measured; it is shown as part of an
-      // explanation, so that the exec level shows the execution output only.
-      if (!f.contains("explanation") && !f.contains("suggestion"))
-        continue;
-      findings += fmt::format("- [{}] {}\n", support::textOf(f, "severity", "note"),
-                              support::textOf(f, "explanation", support::textOf(f, "evidence")));
-      if (f.contains("suggestion"))
-        findings += fmt::format("  Suggestion: {}\n", f["suggestion"].get<std::string>());
-    }
+  for (const support::Finding &f : feedback.findings) {
+    // The evidence alone is what the profile measured; it is shown as part of an
+    // explanation, so that the exec level shows the execution output only.
+    if (f.explanation.empty() && f.suggestion.empty())
+      continue;
+    findings += fmt::format("- [{}] {}\n", f.severity.empty() ? "note" : f.severity,
+                            f.explanation.empty() ? f.evidence : f.explanation);
+    if (!f.suggestion.empty())
+      findings += fmt::format("  Suggestion: {}\n", f.suggestion);
+  }
   if (!findings.empty())
     out += "\nAnalysis (AutoGuide):\n" + findings;
   return out;
@@ -312,7 +311,7 @@ support::Expected<LlmOptimizer::Prepared> LlmOptimizer::prepare() const {
   for (const auto *t : {&system, &body, &repair, &duplicate})
     if (!*t)
       return t->error();
-  Prepared p{*repair, *duplicate, *body, std::nullopt, system->text, {}, start_, nullptr, 0, {}};
+  Prepared p{*repair, *duplicate, *body, std::nullopt, system->text, {}, start_, support::Feedback{}, 0, {}};
   if (options_.mode == "two-agent") {
     if (!codec_->hasInsight())
       return support::Error{fmt::format("the {} domain has no two-agent mode", folder)};

@@ -68,7 +68,7 @@ support::Expected<int> parseOptimizer(const std::string &name);
 
 /// Feedback as the model reads it: the execution output, then AutoGuide's explanations and
 /// suggestions when the feedback level includes them.
-std::string feedbackText(const nlohmann::json &feedback);
+std::string feedbackText(const support::Feedback &feedback);
 
 /// What the agent did on one request for a candidate: the store keeps it with the candidate.
 struct LlmExchange {
@@ -125,13 +125,13 @@ public:
   /// Template values of the candidate being improved and of its feedback (a kernel's files and
   /// diagnostics); default: none.
   virtual std::map<std::string, std::string> baseValues(const std::string &base,
-                                                        const nlohmann::json &baseFeedback) const;
+                                                        const support::Feedback &baseFeedback) const;
   /// The reply's JSON schema (structured output); default: {<artifactName>: string, rationale: string}.
   virtual nlohmann::json replySchema() const;
   /// Reads a reply into a candidate made from `base`; default: the <artifactName> field of a JSON
   /// object, else a fenced block, else the whole text (thread-safe).
   virtual LlmReading read(const std::string &content, const std::string &base,
-                          const nlohmann::json &baseFeedback) const;
+                          const support::Feedback &baseFeedback) const;
 
   /// Two-agent mode (an insight stage chooses what to change, a code stage writes it): whether the
   /// domain has one (prompts <folder>/insight.md), the insight reply's schema, and its reading: the
@@ -177,7 +177,7 @@ private:
     std::string system;
     std::map<std::string, std::string> values;
     std::string base;        // the candidate the reply changes
-    nlohmann::json feedback; // and its feedback
+    support::Feedback feedback; // and its feedback
     size_t budget = 0;       // bytes; 0: none
     std::vector<std::string> trimmed; // values shortened to fit the budget
   };
@@ -209,7 +209,7 @@ private:
     std::string text, hash;
     double score = 0;
     bool ok = false;
-    nlohmann::json feedback;
+    support::Feedback feedback;
     std::string rationale, status, error; // for the one-line history ({{tried}})
     std::string parent;                   // the candidate it changed (its hash); "" for a start
   };

@@ -389,7 +389,7 @@ support::Expected<TuneReport> runTune(TuneConfig &config, const SessionOptions &
   if (so.resumeRun) {
     for (const auto &r : store.steps(*so.resumeRun)) {
       if (!r.evidenceProblem.empty() && so.warn) // the agents read that step as not profiled
-        so.warn(r.evidenceProblem + "; the step is read as not profiled");
+        so.warn(r.evidenceProblem + "; the agents read what could not be read as absent");
       history.push_back(fromRecord(r));
     }
     (void)store.setRunStatus(*so.resumeRun, "running");

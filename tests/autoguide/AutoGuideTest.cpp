@@ -107,14 +107,21 @@ TEST(AutoGuide, FeedbackLevelsSelectWhatTheAgentSees) {
   auto exec = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::Exec);
   auto explain = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::ExecExplain);
   auto full = g.feedback(raw, {}, {}, "mapping", FeedbackLevel::ExecExplainSuggest);
-  EXPECT_EQ(exec["execution"], raw);
-  ASSERT_EQ(exec["findings"].size(), 1u);
-  EXPECT_FALSE(exec["findings"][0].contains("explanation"));
-  EXPECT_FALSE(exec["findings"][0].contains("suggestion"));
-  EXPECT_TRUE(explain["findings"][0].contains("explanation"));
-  EXPECT_FALSE(explain["findings"][0].contains("suggestion"));
-  EXPECT_TRUE(full["findings"][0].contains("explanation"));
-  EXPECT_TRUE(full["findings"][0].contains("suggestion"));
+  EXPECT_EQ(exec.execution, raw);
+  ASSERT_EQ(exec.findings.size(), 1u);
+  EXPECT_TRUE(exec.findings[0].explanation.empty());
+  EXPECT_TRUE(exec.findings[0].suggestion.empty());
+  EXPECT_FALSE(explain.findings[0].explanation.empty());
+  EXPECT_TRUE(explain.findings[0].suggestion.empty());
+  EXPECT_FALSE(full.findings[0].explanation.empty());
+  EXPECT_FALSE(full.findings[0].suggestion.empty());
+  // Stored as JSON and read back, it is the same feedback; the exec level's JSON has no explanation.
+  for (const auto *f : {&exec, &explain, &full}) {
+    auto back = hone::support::readFeedback(hone::support::toJson(*f));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, *f);
+  }
+  EXPECT_FALSE(hone::support::toJson(exec)["findings"][0].contains("explanation"));
   for (auto level : {FeedbackLevel::Exec, FeedbackLevel::ExecExplain, FeedbackLevel::ExecExplainSuggest})
     EXPECT_EQ(parseFeedbackLevel(toString(level)), level);
   EXPECT_FALSE(parseFeedbackLevel("everything"));

@@ -27,7 +27,7 @@ public:
     for (const auto &s : steps)
       feedback.push_back(s.feedback);
   }
-  std::vector<nlohmann::json> feedback;
+  std::vector<hone::support::Feedback> feedback;
 
 private:
   int next_ = 0;
@@ -64,7 +64,10 @@ public:
 };
 
 FeedbackFn explain = [](const Candidate &c, const EvalResult &r) {
-  return nlohmann::json{{"artifact", c.artifact}, {"status", toString(r.status)}};
+  hone::support::Feedback f;
+  f.given = true;
+  f.execution = c.artifact + " " + std::string(toString(r.status));
+  return f;
 };
 
 TEST(Engine, HashesAndStatusNames) {
@@ -98,8 +101,7 @@ TEST(Engine, EndsExactlyAtItsBudgetAndEvaluatesEachTextOnce) {
   EXPECT_NE(out.stopReason.find("budget"), std::string::npos);
   // The strategy saw every step, with its feedback.
   ASSERT_EQ(w.feedback.size(), out.steps.size());
-  EXPECT_EQ(w.feedback[0]["artifact"], "0");
-  EXPECT_EQ(w.feedback[0]["status"], "ok");
+  EXPECT_EQ(w.feedback[0].execution, "0 ok");
 }
 
 TEST(Engine, AnInterruptionDropsTheBatchInFlightAndSaysSo) {

@@ -8,6 +8,7 @@
 #include "kernel/SourceKnobs.h"
 
 #include "support/FileUtil.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -94,7 +95,8 @@ default = 4
     return s;
   }
   /// Feedback whose one finding points at the loop's line in work().
-  static json feedback(bool explained = true) {
+  static support::Feedback feedback(bool explained = true) { return test::feedbackOf(feedbackJson(explained)); }
+  static json feedbackJson(bool explained = true) {
     json f{{"rule", "kernel-dependency-chain"},
            {"severity", "warning"},
            {"evidence", "a chain"},
@@ -263,7 +265,7 @@ TEST_F(CodeAgentTest, TheModelIsShownTheFilesTheKnobsAndNumberedDiagnosticsAsThe
 // The prompt's diagnostics open with where the time goes; findings in files the model may not
 // change are left out and counted; the nests the profile counts as cold leave the source model.
 TEST_F(CodeAgentTest, TheDiagnosticsStartWithWhereTheTimeGoes) {
-  json fb = feedback();
+  json fb = feedbackJson();
   json harness{{"rule", "kernel-cache-misses"},
                {"severity", "warning"},
                {"evidence", "misses"},
@@ -281,7 +283,7 @@ TEST_F(CodeAgentTest, TheDiagnosticsStartWithWhereTheTimeGoes) {
                      {"outside", 0.099},
                      {"outside_functions", json::array({{{"function", "__printf_fp_l"}, {"share", 0.05}}})}};
   fb["cold"] = json::array({{{"kind", "not-vectorized-stride"}, {"file", "k.c"}, {"line", 21}}});
-  auto values = codec->baseValues(start(), fb);
+  auto values = codec->baseValues(start(), test::feedbackOf(fb));
   const std::string &d = values.at("diagnostics");
   EXPECT_EQ(d.rfind("Where the time goes (instructions of the timed build, by cachegrind", 0), 0u) << d;
   EXPECT_NE(d.find("90.0%  loop nest k.c:10-12 in work()"), std::string::npos) << d;
@@ -299,8 +301,8 @@ TEST_F(CodeAgentTest, TheDiagnosticsStartWithWhereTheTimeGoes) {
   json hot = fb, cold = fb;
   hot["breakdown"]["nests"][0]["share"] = 0.9;
   cold["breakdown"]["nests"][0]["share"] = 0.001;
-  EXPECT_NE(planned.baseValues(start(), hot).at("source_model").find("nest k.c:10"), std::string::npos);
-  std::string left = planned.baseValues(start(), cold).at("source_model");
+  EXPECT_NE(planned.baseValues(start(), test::feedbackOf(hot)).at("source_model").find("nest k.c:10"), std::string::npos);
+  std::string left = planned.baseValues(start(), test::feedbackOf(cold)).at("source_model");
   EXPECT_EQ(left.find("nest k.c:10-"), std::string::npos) << left;
   EXPECT_NE(left.find("nests left out as cold, under 2% of the instructions each: k.c:10"), std::string::npos) << left;
 }

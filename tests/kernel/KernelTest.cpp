@@ -1240,7 +1240,8 @@ TEST(Diagnose, EveryKindHasARuleAndEveryActionIsInTheCatalogue) {
     if (f.rule == "kernel-cache-misses") {
       cited = f.explanation.find("50.0%") != std::string::npos;
       EXPECT_EQ(f.transformations.front(), "loop-tiling");
-      EXPECT_EQ(f.subject["line"], 20);
+      ASSERT_TRUE(f.subject);
+      EXPECT_EQ(f.subject->line, 20);
     }
   EXPECT_TRUE(cited);
 }
@@ -1340,8 +1341,8 @@ Step evaluateSynthetic(const Manifest &m, const Candidate &c, bool withFindings)
   if (withFindings)
     s.result.evidence.tool = "kernel profilers"; // profiled: the findings are a diagnosis
   if (withFindings)
-    s.feedback = {{"findings",
-                   json::array({finding("kernel-cache-misses", "mm.c:20 misses L1 on 50% of its references", "loop-tiling")})}};
+    s.feedback = hone::test::feedbackOf(json{{"findings",
+                   json::array({finding("kernel-cache-misses", "mm.c:20 misses L1 on 50% of its references", "loop-tiling")})}});
   return s;
 }
 } // namespace
@@ -1391,10 +1392,10 @@ TEST(GuidedKernelAgent, ActsOnTheFindingThatCouldSaveMostFirst) {
   s.candidate = start[0];
   s.result.score = 1;
   s.result.evidence.tool = "kernel profilers";
-  s.feedback = {{"findings",
+  s.feedback = hone::test::feedbackOf(json{{"findings",
                  json::array({finding("kernel-not-vectorized-outer", "the loop at k.c:3 is not vectorized", "loop-tiling", 0.01),
                               finding("kernel-serial", "the program keeps 1.00 of 4 cores busy", "openmp-parallel-for",
-                                      0.75)})}};
+                                      0.75)})}});
   agent->notify({s});
   auto next = agent->propose(1);
   ASSERT_EQ(next.size(), 1u);
@@ -1446,9 +1447,9 @@ std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
     s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
     if (!profiled || profiled(v->knobs)) {
       s.result.evidence.tool = "kernel profilers";
-      s.feedback = {{"findings", findings}};
+      s.feedback = hone::test::feedbackOf(json{{"findings", findings}});
     } else {
-      s.feedback = {{"findings", json::array()}};
+      s.feedback = hone::test::feedbackOf(json{{"findings", json::array()}});
     }
     best = std::max(best, s.result.score);
     out.push_back({v->knobs, p[0].rationale});

@@ -14,6 +14,7 @@
 #include "kernel/source/Dependence.h"
 #include "kernel/source/Model.h"
 #include "kernel/source/Transform.h"
+#include "TestUtil.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -1191,7 +1192,7 @@ TEST(SourceKnobs, AProfileThatSeesNoNestLeavesTheGuidedAgentItsHeat) {
     st.result.evidence.tool = "kernel profilers";
     st.result.profile = {{"nests", json::array({json{{"nest", "k.c:6"}, {"share", hot}},
                                                 json{{"nest", "k.c:5"}, {"share", cold}}})}};
-    st.feedback = {{"findings", json::array()}};
+    st.feedback = hone::test::feedbackOf({{"findings", json::array()}});
     return st;
   };
   auto first = agent->propose(1);

@@ -46,7 +46,7 @@ struct LlmAgentTest : ::testing::Test {
     o.budget = budget;
     o.batch = batch;
     engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
-      return json{{"execution", r.rawOutput}, {"error", r.error}};
+      return hone::test::feedbackOf(json{{"execution", r.rawOutput}, {"error", r.error}});
     };
     return engine::runLoop(agent, pool, feedback, nullptr, o);
   }
@@ -320,13 +320,14 @@ TEST(LlmAgentFeedback, TheLevelDecidesWhatTheModelReads) {
   explain["findings"][0]["explanation"] = "Reading its data dominates";
   json suggest = explain;
   suggest["findings"][0]["suggestion"] = "Use FBMEM";
-  std::string a = feedbackText(exec), b = feedbackText(explain), c = feedbackText(suggest);
+  std::string a = feedbackText(hone::test::feedbackOf(exec)), b = feedbackText(hone::test::feedbackOf(explain)),
+              c = feedbackText(hone::test::feedbackOf(suggest));
   EXPECT_NE(a.find("time 0.5 s"), std::string::npos);
   EXPECT_EQ(a.find("Analysis"), std::string::npos);
   EXPECT_NE(b.find("[warning] Reading its data dominates"), std::string::npos);
   EXPECT_EQ(b.find("Suggestion"), std::string::npos);
   EXPECT_NE(c.find("Suggestion: Use FBMEM"), std::string::npos);
-  EXPECT_EQ(feedbackText(json()), "(no feedback)");
+  EXPECT_EQ(feedbackText(support::Feedback{}), "(no feedback)");
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include "report/RunView.h"
 #include "report/Svg.h"
 #include "store/Store.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -60,7 +61,7 @@ struct TempStore {
     s.status = status;
     s.score = score;
     s.error = status == "ok" ? "" : "Out of memory: region r\nsecond line";
-    s.feedback = {{"findings", json::array({{{"rule", "oom"}, {"evidence", "1.6 GB of 2 GB"}}})}};
+    s.feedback = hone::test::feedbackOf({{"findings", json::array({{{"rule", "oom"}, {"evidence", "1.6 GB of 2 GB"}}})}});
     ASSERT_TRUE(store->recordStep(run, s).ok());
   }
   static inline int counter = 0;

@@ -43,7 +43,8 @@ StepRecord step(int64_t sequence, const std::string &artifact) {
   s.status = "ok";
   s.score = static_cast<double>(sequence);
   s.metrics = {{"time_s", 1.5}};
-  s.feedback = {{"explanation", "fine"}};
+  s.feedback.given = true;
+  s.feedback.execution = "fine";
   return s;
 }
 
@@ -173,10 +174,12 @@ TEST(Store, ARowNestedDeeperThanHoneWritesIsSaidNotFollowed) {
   auto steps = s->steps(id);
   ASSERT_EQ(steps.size(), 2u) << "every step is still read";
   EXPECT_TRUE(steps[0].profile.is_null());
-  EXPECT_TRUE(steps[0].feedback.is_null());
+  EXPECT_FALSE(steps[0].feedback.given);
   EXPECT_EQ(steps[0].artifact, "a");
-  EXPECT_EQ(steps[0].evidenceProblem, "the profile of step 0: nested 200000 deep (at most 256 is read): not read");
-  EXPECT_EQ(steps[1].evidenceProblem, "the profile of step 1: not JSON: not read");
+  EXPECT_EQ(steps[0].evidenceProblem, "the profile of step 0: nested 200000 deep (at most 256 is read): not read; "
+                                      "the feedback of step 0: nested 200000 deep (at most 256 is read): not read");
+  EXPECT_EQ(steps[1].evidenceProblem, "the profile of step 1: not JSON: not read; the feedback of step 1: nested "
+                                      "200000 deep (at most 256 is read): not read");
   EXPECT_DOUBLE_EQ(steps[1].score, 1.0);
 }
 
@@ -277,7 +280,7 @@ TEST(Store, RunsAndStepsRoundTrip) {
   ASSERT_EQ(steps.size(), 3u);
   EXPECT_EQ(steps[0].artifact, "a");
   EXPECT_EQ(steps[0].metrics["time_s"], 1.5);
-  EXPECT_EQ(steps[0].feedback["explanation"], "fine");
+  EXPECT_EQ(steps[0].feedback.execution, "fine");
   EXPECT_EQ(steps[1].error, "Slice processor index out of bound");
   EXPECT_EQ(steps[1].rawOutput.size(), kRawOutputLimit);
   EXPECT_EQ(steps[1].rawOutput.substr(kRawOutputLimit - 3), "END");
@@ -328,7 +331,7 @@ TEST(Store, ARunIsImportedWithItsStepsFeedbackNotesAndUsage) {
   auto steps = to->steps(*id);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].notes["conversation"], "hi");
-  EXPECT_EQ(steps[0].feedback["explanation"], "fine");
+  EXPECT_EQ(steps[0].feedback.execution, "fine");
   EXPECT_TRUE(steps[0].profile.contains("tasks"));
   EXPECT_EQ(steps[1].artifact, "b");
   EXPECT_EQ(to->runUsage(*id).calls, 4);
@@ -374,7 +377,7 @@ TEST(Store, KillMinus9LosesNothingCommitted) {
   ASSERT_GT(steps.size(), 0u);
   for (size_t i = 0; i < steps.size(); ++i) {
     EXPECT_EQ(steps[i].sequence, static_cast<int64_t>(i)) << "a gap or a partial step";
-    EXPECT_EQ(steps[i].feedback["explanation"], "fine") << "a step without its feedback";
+    EXPECT_EQ(steps[i].feedback.execution, "fine") << "a step without its feedback";
   }
   // And the run continues where it stopped.
   EXPECT_TRUE((*s)->recordStep(id, step(static_cast<int64_t>(steps.size()), "next")).ok());

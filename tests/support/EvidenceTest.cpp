@@ -2,6 +2,7 @@
 // the unversioned form of older stores is migrated, and that a newer version or a damaged bottleneck
 // is refused with the place of the fault.
 #include "support/Evidence.h"
+#include "support/Feedback.h"
 
 #include <gtest/gtest.h>
 
@@ -114,6 +115,65 @@ TEST(Evidence, ANewerVersionOrADamagedBottleneckIsRefusedWithItsPlace) {
   auto odd = readEvidence(json::array({1, 2}));
   ASSERT_TRUE(odd);
   EXPECT_EQ(odd->profile, json::array({1, 2}));
+}
+
+TEST(Feedback, WhatAStoreKeepsReadsBackEqual) {
+  Feedback f;
+  f.given = true;
+  f.execution = "time 0.5 s";
+  Finding finding;
+  finding.rule = "kernel-cache-misses";
+  finding.severity = "warning";
+  finding.evidence = "k.c:20 misses L1";
+  finding.explanation = "The loop misses.";
+  finding.transformations = {"loop-tiling"};
+  finding.subject = Bottleneck{};
+  finding.subject->kind = "cache-misses";
+  finding.subject->file = "k.c";
+  finding.subject->line = 20;
+  finding.subject->share = 0.4;
+  finding.subject->detail = "k.c:20 misses L1";
+  finding.subject->prefer = {{"TILE", {"32", "64"}}};
+  f.findings = {finding, Finding{}};
+  f.findings[1].rule = "oom";
+  f.breakdown = {{"measure", "instructions"}};
+  auto back = readFeedback(toJson(f));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, f);
+  EXPECT_FALSE(toJson(f)["findings"][1].contains("suggestion")) << "what was not said is not written";
+  // None given: null, and back.
+  EXPECT_TRUE(toJson(Feedback{}).is_null());
+  EXPECT_FALSE(readFeedback(json())->given);
+}
+
+TEST(Feedback, SubjectsStoredWithoutTheirKindStillRead) {
+  // Before its subject was typed, a finding's subject left out the kind and detail it said itself.
+  json old{{"execution", ""},
+           {"findings", {{{"rule", "r"}, {"evidence", "the loop at k.c:3"}, {"subject", {{"line", 3}, {"share", 0.2}}}}}}};
+  auto f = readFeedback(old);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_TRUE(f->findings[0].subject);
+  EXPECT_EQ(f->findings[0].subject->line, 3);
+  EXPECT_EQ(f->findings[0].subject->kind, "");
+  EXPECT_EQ(f->findings[0].subject->detail, "the loop at k.c:3");
+}
+
+TEST(Feedback, DamagedFeedbackIsRefusedWithItsPlace) {
+  std::vector<std::pair<json, std::string>> cases = {
+      {json::array(), "feedback: an object, not array"},
+      {{{"execution", 3}}, "feedback.execution: a string, not number"},
+      {{{"findings", "x"}}, "findings: a list, not string"},
+      {{{"findings", {1}}}, "findings[0]: a finding is an object, not number"},
+      {{{"findings", {{{"evidence", "e"}}}}}, "findings[0]: no \"rule\""},
+      {{{"findings", {{{"rule", "r"}, {"transformations", {1}}}}}}, "findings[0].transformations: a list of strings"},
+      {{{"findings", {{{"rule", "r"}, {"subject", {{"share", "big"}}}}}}},
+       "findings[0].subject.share: not a number (string)"},
+  };
+  for (const auto &[j, message] : cases) {
+    auto f = readFeedback(j);
+    ASSERT_FALSE(f) << j.dump();
+    EXPECT_EQ(f.error().message, message) << j.dump();
+  }
 }
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "llm/FakeServer.h"
 #include "support/FileUtil.h"
 #include "tune/LlmOptimizer.h"
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -79,7 +80,7 @@ struct LlmOptimizerTest : ::testing::Test {
     engine::LoopOptions o;
     o.budget = budget;
     engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
-      return json{{"execution", r.rawOutput}};
+      return hone::test::feedbackOf(json{{"execution", r.rawOutput}});
     };
     return engine::runLoop(agent, pool, feedback, nullptr, o);
   }
@@ -218,7 +219,8 @@ TEST_F(LlmOptimizerTest, AMissingPromptStopsTheAgentWithTheReason) {
 /// Reads "no:REASON" as a reply that is no candidate at all (a diff that does not apply).
 class RefusingCodec : public NumberCodec {
 public:
-  LlmReading read(const std::string &content, const std::string &base, const json &feedback) const override {
+  LlmReading read(const std::string &content, const std::string &base,
+                  const support::Feedback &feedback) const override {
     auto j = json::parse(content);
     std::string n = j["number"];
     if (n.rfind("no:", 0) == 0) {
@@ -277,7 +279,7 @@ TEST_F(LlmOptimizerTest, MeasuredNumbersAreMaskedInTheCacheKeySoARemeasuredRunRe
     engine::LoopOptions o;
     o.budget = 2;
     engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
-      return json{{"execution", r.rawOutput}};
+      return hone::test::feedbackOf(json{{"execution", r.rawOutput}});
     };
     return engine::runLoop(agent, pool, feedback, nullptr, o);
   };
