@@ -1,6 +1,7 @@
 // ptxas: registers, shared memory and spills per CUDA kernel (for each of the manifest's [gpu] archs),
 // and the static occupancy of the project's launches. Findings: spills, and the occupancy limit that
 // binds, by how much, and the knob values predicted to lift it.
+// Here too: the parser of `nvcc -Xptxas -v`'s report.
 #include "kernel/profilers/Profiler.h"
 
 #include "kernel/Occupancy.h"
@@ -8,6 +9,71 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <regex>
+
+// ---- the parser (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
+  static const std::regex entryRe(R"(Compiling entry function '([^']+)' for '([^']+)')");
+  static const std::regex propsRe(R"(Function properties for (\S+))");
+  static const std::regex frameRe(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex usedRe(R"(Used (\d+) registers)");
+  static const std::regex barRe(R"(used (\d+) barriers)");
+  static const std::regex smemRe(R"((\d+) bytes smem)");
+  static const std::regex cmemRe(R"((\d+) bytes cmem\[0\])");
+  std::vector<PtxasKernel> out;
+  std::map<std::string, size_t> index;
+  std::string current, arch; // the mangled name the following lines describe, and the architecture
+  // One entry per kernel and architecture (nvcc compiles each for every -gencode target).
+  auto kernel = [&](const std::string &mangled) -> PtxasKernel & {
+    auto it = index.find(mangled + "@" + arch);
+    if (it != index.end())
+      return out[it->second];
+    index[mangled + "@" + arch] = out.size();
+    out.push_back({});
+    out.back().name = demangle(mangled);
+    out.back().arch = arch;
+    return out.back();
+  };
+  for (const auto &l : splitLines(text)) {
+    if (l.size() > 8192)
+      continue;
+    std::smatch m;
+    if (std::regex_search(l, m, entryRe)) {
+      current = m[1].str();
+      arch = m[2].str();
+      kernel(current);
+    } else if (std::regex_search(l, m, propsRe)) {
+      current = m[1].str();
+    } else if (std::regex_search(l, m, frameRe) && !current.empty()) {
+      PtxasKernel &k = kernel(current);
+      k.stackBytes = countOf(m[1].str());
+      k.spillStores = countOf(m[2].str());
+      k.spillLoads = countOf(m[3].str());
+    } else if (std::regex_search(l, m, usedRe) && !current.empty()) {
+      PtxasKernel &k = kernel(current);
+      k.registers = intOf(m[1].str());
+      if (std::regex_search(l, m, barRe))
+        k.barriers = intOf(m[1].str());
+      if (std::regex_search(l, m, smemRe))
+        k.sharedBytes = countOf(m[1].str());
+      if (std::regex_search(l, m, cmemRe))
+        k.constantBytes = countOf(m[1].str());
+    }
+  }
+  if (out.empty())
+    return Error{"no kernel in the ptxas output (expected 'ptxas info : Compiling entry function ...' lines from "
+                 "nvcc -Xptxas -v)"};
+  return out;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
