@@ -156,6 +156,8 @@ struct KernelProfile {
   int cores = 1;                        // of the machine the run used
   bool gpu = false;                     // a GPU program: its host side is serial by design
 };
+/// The profile as JSON: its common fields (schema, tools, skipped, notes, cores, gpu), then each
+/// registered profiler's part (profilers::Profiler::toJson).
 nlohmann::json toJson(const KernelProfile &p);
 nlohmann::json toJson(const TimeBreakdown &b);
 

@@ -1,7 +1,7 @@
 // cachegrind: exact instruction and cache-miss counts per function and line of the timed build, the
 // breakdown of the time over the project's loop nests, and (when a nest calls out) callgrind's
 // inclusive costs of its calls. Findings: L1 misses and DRAM traffic on the hot lines.
-// Here too: the parsers of cachegrind's and callgrind's output files.
+// Here too: the parsers of cachegrind's and callgrind's output files, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "kernel/SourceKnobs.h"
@@ -416,8 +416,29 @@ void cachegrindDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the breakdown over the loop nests, and the counts of the hottest
+/// functions and lines.
+void cachegrindJson(const KernelProfile &p, json &j) {
+  auto costs = [](const std::vector<CostLine> &v, size_t n) {
+    json a = json::array();
+    for (size_t i = 0; i < v.size() && i < n; ++i) {
+      json c{{"file", v[i].file}, {"function", v[i].function}, {"events", v[i].events}};
+      if (v[i].line)
+        c["line"] = v[i].line;
+      a.push_back(std::move(c));
+    }
+    return a;
+  };
+  if (p.breakdown)
+    j["breakdown"] = toJson(*p.breakdown);
+  if (p.cachegrind)
+    j["cachegrind"] = {{"totals", p.cachegrind->totals},
+                       {"functions", costs(p.cachegrind->functions, 10)},
+                       {"lines", costs(p.cachegrind->lines, 20)}};
+}
+
 } // namespace
 
-const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose};
+const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose, cachegrindJson};
 
 } // namespace hone::kernel::profilers

@@ -1,6 +1,7 @@
 // llvm-mca on the innermost loop around the hottest line (cachegrind's, else the first loop of the
 // assembly). Findings: dependency chains and execution-port pressure.
-// Here too: the parser of llvm-mca's report, and extractHotLoop (the loop llvm-mca is given).
+// Here too: the parser of llvm-mca's report, extractHotLoop (the loop llvm-mca is given), and its part
+// of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -220,8 +221,21 @@ void mcaDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the analysed loop's cycles, throughput and backend pressure.
+void mcaJson(const KernelProfile &p, json &j) {
+  if (p.mca)
+    j["mca"] = {{"loop", p.mcaLoop},
+                {"iterations", p.mca->iterations},
+                {"cycles_per_iteration", p.mca->cyclesPerIteration()},
+                {"block_rthroughput", p.mca->blockRThroughput},
+                {"ipc", p.mca->ipc},
+                {"backend_pressure", p.mca->pressure},
+                {"resource_pressure", p.mca->resourcePressure},
+                {"data_dependencies", p.mca->dataDependencies}};
+}
+
 } // namespace
 
-const Profiler kMca{"llvm-mca", mcaRun, mcaDiagnose};
+const Profiler kMca{"llvm-mca", mcaRun, mcaDiagnose, mcaJson};
 
 } // namespace hone::kernel::profilers

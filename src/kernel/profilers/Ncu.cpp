@@ -1,6 +1,6 @@
 // Nsight Compute: the user's report (`ncu --csv`), read, never run (no GPU is assumed). Findings:
 // uncoalesced loads, bank conflicts, low achieved occupancy, divergence, the roofline's bound.
-// Here too: the parser of `ncu --csv` (either page).
+// Here too: the parser of `ncu --csv` (either page), and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -168,8 +168,17 @@ void ncuDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: each kernel's metrics from the report (an empty list when none).
+void ncuJson(const KernelProfile &p, json &j) {
+  json ncu = json::array();
+  for (const auto &k : p.ncu)
+    ncu.push_back(
+        {{"id", k.id}, {"kernel", k.name}, {"block", k.blockSize}, {"grid", k.gridSize}, {"metrics", k.metrics}});
+  j["ncu"] = ncu;
+}
+
 } // namespace
 
-const Profiler kNcu{"ncu", ncuRun, ncuDiagnose};
+const Profiler kNcu{"ncu", ncuRun, ncuDiagnose, ncuJson};
 
 } // namespace hone::kernel::profilers

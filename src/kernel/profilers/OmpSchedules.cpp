@@ -1,7 +1,8 @@
 // The OpenMP schedule clauses of the project's sources, with the schedule this variant runs each loop
 // with (OMP_SCHEDULE from the manifest, the variant or hone's environment). Findings: loops that deal
 // their iterations out one at a time from a shared counter.
-// Here too: what reads the clauses of a source file (findOmpSchedules).
+// Here too: what reads the clauses of a source file (findOmpSchedules), and its part of the profile's
+// JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -176,8 +177,17 @@ void ompDiagnose(Findings &f, const Thresholds &) {
   }
 }
 
+/// Its part of the profile's JSON: the schedule clauses, with what each runs with (an empty list when
+/// none).
+void ompJson(const KernelProfile &p, json &j) {
+  json omp = json::array();
+  for (const auto &o : p.ompSchedules)
+    omp.push_back({{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}});
+  j["omp_schedules"] = omp;
+}
+
 } // namespace
 
-const Profiler kOmpSchedules{"omp-schedules", ompRun, ompDiagnose};
+const Profiler kOmpSchedules{"omp-schedules", ompRun, ompDiagnose, ompJson};
 
 } // namespace hone::kernel::profilers

@@ -1,6 +1,6 @@
 // perf stat: CPU utilisation, and hardware counters where the machine exposes them. Findings: a
 // program that keeps few of the cores busy.
-// Here too: the parser of `perf stat -x,` CSV.
+// Here too: the parser of `perf stat -x,` CSV, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -100,8 +100,15 @@ void perfDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the counters, those not supported, and the CPUs utilized.
+void perfJson(const KernelProfile &p, json &j) {
+  if (p.perf)
+    j["perf"] = {
+        {"counters", p.perf->counters}, {"unsupported", p.perf->unsupported}, {"cpus_utilized", p.perf->cpusUtilized}};
+}
+
 } // namespace
 
-const Profiler kPerf{"perf", perfRun, perfDiagnose};
+const Profiler kPerf{"perf", perfRun, perfDiagnose, perfJson};
 
 } // namespace hone::kernel::profilers

@@ -1,9 +1,10 @@
 // The kernel profilers behind one interface, one file each in this folder: a profiler measures a
 // variant with its tool (adding to the KernelProfile what it read, or to `skipped` why it could not),
-// and turns what it measured into findings. Its file also defines the parser of its tool's report
-// (declared with the data types in kernel/Profile.h, where tests and fuzz targets call it). Adding a
-// profiler is one file here and one line in profilers() (Common.cpp). What the findings mean and which
-// transformations answer them is AutoGuide's (rules/kernel.toml) and the catalogue's.
+// writes what it measured into the profile's JSON, and turns it into findings. Its file also defines
+// the parser of its tool's report (declared with the data types in kernel/Profile.h, where tests and
+// fuzz targets call it). Adding a profiler is one file here and one line in profilers() (Common.cpp).
+// What the findings mean and which transformations answer them is AutoGuide's (rules/kernel.toml) and
+// the catalogue's.
 #pragma once
 
 #include "kernel/Diagnose.h"
@@ -43,6 +44,9 @@ struct Profiler {
   void (*run)(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o, KernelProfile &p);
   /// Adds the findings its measurements call for to `f` (from `f.p`, which any profiler may have filled).
   void (*diagnose)(Findings &f, const Thresholds &t);
+  /// Writes what it added to `p` into `j`, the profile's JSON object (`toJson(const KernelProfile &)`),
+  /// under keys no other profiler writes.
+  void (*toJson)(const KernelProfile &p, json &j);
 };
 
 /// Every profiler, in the order they run and diagnose (llvm-mca after cachegrind: it looks for the

@@ -1,7 +1,7 @@
 // ptxas: registers, shared memory and spills per CUDA kernel (for each of the manifest's [gpu] archs),
 // and the static occupancy of the project's launches. Findings: spills, and the occupancy limit that
 // binds, by how much, and the knob values predicted to lift it.
-// Here too: the parser of `nvcc -Xptxas -v`'s report.
+// Here too: the parser of `nvcc -Xptxas -v`'s report, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "kernel/Occupancy.h"
@@ -167,8 +167,48 @@ void ptxasDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: each kernel's registers, shared memory and spills, and the static
+/// occupancy of each launch (empty lists when none).
+void ptxasJson(const KernelProfile &p, json &j) {
+  json ptx = json::array();
+  for (const auto &k : p.ptxas)
+    ptx.push_back({{"kernel", k.name},
+                   {"arch", k.arch},
+                   {"registers", k.registers},
+                   {"shared_bytes", k.sharedBytes},
+                   {"spill_stores", k.spillStores},
+                   {"spill_loads", k.spillLoads},
+                   {"stack_bytes", k.stackBytes}});
+  j["ptxas"] = ptx;
+  json occ = json::array();
+  for (const auto &o : p.occupancy) {
+    json item{{"kernel", o.kernel}, {"arch", o.arch}, {"launch", o.launch}, {"text", o.text}};
+    if (!o.unknown.empty()) {
+      item["unknown"] = o.unknown;
+    } else {
+      json limits = json::array();
+      for (auto l : o.occupancy.limiting)
+        limits.push_back(std::string(toString(l)));
+      item["threads"] = o.shape.threads;
+      item["registers"] = o.shape.registers;
+      item["shared_bytes"] = o.shape.staticShared + o.shape.dynamicShared;
+      item["blocks_per_sm"] = o.occupancy.blocksPerSm;
+      item["active_warps"] = o.occupancy.activeWarps;
+      item["max_warps"] = o.occupancy.maxWarps;
+      item["occupancy"] = o.occupancy.fraction;
+      item["limiting"] = limits;
+      if (!o.occupancy.unlaunchable.empty())
+        item["unlaunchable"] = o.occupancy.unlaunchable;
+      if (!o.prefer.empty())
+        item["prefer"] = o.prefer;
+    }
+    occ.push_back(std::move(item));
+  }
+  j["occupancy"] = occ;
+}
+
 } // namespace
 
-const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose};
+const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose, ptxasJson};
 
 } // namespace hone::kernel::profilers

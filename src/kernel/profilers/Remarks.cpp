@@ -1,6 +1,6 @@
 // Compiler remarks (gcc's -fopt-info-vec-all, else clang's -Rpass=loop-vectorize): which loops
 // vectorized, and why the others did not. Findings: loops left scalar, by the vectorizer's reason.
-// Here too: the parsers of gcc's and clang's remarks.
+// Here too: the parsers of gcc's and clang's remarks, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include <fmt/format.h>
@@ -146,8 +146,17 @@ void remarksDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the remarks of the project's files (an empty list when none).
+void remarksJson(const KernelProfile &p, json &j) {
+  json remarks = json::array();
+  for (const auto &r : p.remarks)
+    remarks.push_back(
+        {{"file", r.file}, {"line", r.line}, {"column", r.column}, {"kind", r.kind}, {"message", r.message}});
+  j["remarks"] = remarks;
+}
+
 } // namespace
 
-const Profiler kRemarks{"remarks", remarksRun, remarksDiagnose};
+const Profiler kRemarks{"remarks", remarksRun, remarksDiagnose, remarksJson};
 
 } // namespace hone::kernel::profilers
