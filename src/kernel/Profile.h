@@ -1,11 +1,16 @@
 // Profiles of a kernel project in one schema, whatever tool produced them,
 // and the parsers that read each tool's report:
 //   cachegrind  cachegrind.out.<pid>: per file/function/line Ir, I1mr, ILmr, Dr, D1mr, DLmr, Dw, D1mw, DLmw
+//   callgrind   callgrind.out.<pid>: what the calls made at each line cost, their callees included
 //   remarks     gcc -fopt-info-vec-all and clang -Rpass*=loop-vectorize: loops vectorized or not, and why
 //   perf stat   `perf stat -x,` CSV: counters, "<not supported>" noted as such
 //   llvm-mca    the hot loop's block throughput, IPC, and with -bottleneck-analysis the limiting cause
+//               (and extractHotLoop: the loop of an assembly listing that llvm-mca is given)
 //   ptxas       nvcc -Xptxas -v: registers, shared memory and spills per kernel
 //   ncu         Nsight Compute CSV (--page details or --page raw), read from a file taken on a GPU machine
+//   sources     the schedule clauses of a source file's `#pragma omp` lines
+// Each parser is defined in its profiler's file in kernel/profilers/ (callgrind's in Cachegrind.cpp,
+// the sources' in OmpSchedules.cpp), with the helpers they share in Common.cpp (declared in Profiler.h).
 // Every parser returns a value or a located error; none throws or crashes on any input.
 #pragma once
 
@@ -151,6 +156,8 @@ struct KernelProfile {
   int cores = 1;                        // of the machine the run used
   bool gpu = false;                     // a GPU program: its host side is serial by design
 };
+/// The profile as JSON: its common fields (schema, tools, skipped, notes, cores, gpu), then each
+/// registered profiler's part (profilers::Profiler::toJson).
 nlohmann::json toJson(const KernelProfile &p);
 nlohmann::json toJson(const TimeBreakdown &b);
 

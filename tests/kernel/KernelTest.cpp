@@ -1250,7 +1250,7 @@ TEST(Diagnose, EachProfilerIsRegisteredOnceAndItsFindingsNameIt) {
   std::set<std::string> names;
   for (const hone::kernel::profilers::Profiler *p : hone::kernel::profilers::profilers()) {
     EXPECT_TRUE(names.insert(std::string(p->name)).second) << p->name << " is registered twice";
-    EXPECT_TRUE(p->run && p->diagnose) << p->name;
+    EXPECT_TRUE(p->run && p->diagnose && p->toJson) << p->name;
   }
   EXPECT_GE(names.size(), 7u);
   std::set<std::string> tools;

@@ -8,6 +8,7 @@
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 
@@ -366,4 +367,30 @@ TEST(OmpSchedules, ClausesOfPragmaLinesAsWritten) {
     words += " schedule_";
   EXPECT_TRUE(findOmpSchedules("k.c", words + "\n" + "#pragma omp for schedule(dynamic, " +
                                           std::string(1 << 20, '7')).empty());
+}
+
+TEST(Profile, JsonHasTheCommonFieldsAndEachProfilersPart) {
+  auto keys = [](const nlohmann::json &j) {
+    std::vector<std::string> out;
+    for (auto it = j.begin(); it != j.end(); ++it)
+      out.push_back(it.key());
+    return out;
+  };
+  // A profiler's lists are written whether it ran or not; its other keys only with what it read.
+  KernelProfile p;
+  EXPECT_EQ(keys(toJson(p)), (std::vector<std::string>{"cores", "gpu", "ncu", "occupancy", "omp_schedules", "ptxas",
+                                                       "remarks", "schema", "skipped", "tools"}));
+  p.notes = {"a note"};
+  p.cachegrind = *parseCachegrind(fixture("cachegrind-matmul.out"));
+  p.breakdown = TimeBreakdown{};
+  p.perf = *parsePerfStat(fixture("perf-stat-matmul.csv"));
+  p.mca = *parseLlvmMca(fixture("llvm-mca-dot.txt"));
+  nlohmann::json j = toJson(p);
+  EXPECT_EQ(keys(j),
+            (std::vector<std::string>{"breakdown", "cachegrind", "cores", "gpu", "mca", "ncu", "notes", "occupancy",
+                                      "omp_schedules", "perf", "ptxas", "remarks", "schema", "skipped", "tools"}));
+  EXPECT_EQ(j["breakdown"], toJson(*p.breakdown));
+  EXPECT_LE(j["cachegrind"]["functions"].size(), 10u); // the hottest ten functions and twenty lines
+  EXPECT_LE(j["cachegrind"]["lines"].size(), 20u);
+  EXPECT_EQ(j["cachegrind"]["lines"][0]["line"], p.cachegrind->lines.front().line);
 }

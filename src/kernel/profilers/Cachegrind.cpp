@@ -1,6 +1,7 @@
 // cachegrind: exact instruction and cache-miss counts per function and line of the timed build, the
 // breakdown of the time over the project's loop nests, and (when a nest calls out) callgrind's
 // inclusive costs of its calls. Findings: L1 misses and DRAM traffic on the hot lines.
+// Here too: the parsers of cachegrind's and callgrind's output files, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "kernel/SourceKnobs.h"
@@ -9,7 +10,230 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+// ---- the parsers (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+Expected<CachegrindData> parseCachegrind(const std::string &text) {
+  CachegrindData d;
+  std::map<std::string, std::string> names[2]; // compressed names: fl/fi/fe share one table, fn the other
+  std::string file, function;
+  std::map<std::pair<std::string, std::string>, CostLine> functions;
+  std::map<std::tuple<std::string, std::string, int>, CostLine> lines;
+  auto lines_ = splitLines(text);
+  bool sawEvents = false, sawCmd = false;
+  // "fl=(3) name" defines 3; "fl=(3)" refers to it; "fl=name" is plain.
+  auto nameOf = [&](int table, const std::string &value, int lineNo) -> Expected<std::string> {
+    size_t digits = 1;
+    while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits])))
+      ++digits;
+    // "(12)" or "(12) name": a compressed name; "(below main)" is a plain name.
+    if (!value.empty() && value[0] == '(' && digits > 1 && digits < value.size() && value[digits] == ')') {
+      size_t close = digits;
+      std::string id = value.substr(1, close - 1);
+      std::string rest = trim(value.substr(close + 1));
+      if (!rest.empty()) {
+        names[table][id] = rest;
+        return rest;
+      }
+      auto it = names[table].find(id);
+      if (it == names[table].end())
+        return Error{fmt::format("line {}: name ({}) used before it is defined", lineNo, id), lineNo, 1};
+      return it->second;
+    }
+    return value;
+  };
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    const std::string &l = lines_[i];
+    int lineNo = static_cast<int>(i + 1);
+    if (l.empty() || l[0] == '#')
+      continue;
+    if (l.rfind("events:", 0) == 0) {
+      std::istringstream words(l.substr(7));
+      d.events.clear();
+      for (std::string w; words >> w;)
+        d.events.push_back(w);
+      if (d.events.empty())
+        return Error{fmt::format("line {}: 'events:' names no events", lineNo), lineNo, 1};
+      sawEvents = true;
+      continue;
+    }
+    if (l.rfind("cmd:", 0) == 0) {
+      sawCmd = true;
+      continue;
+    }
+    if (l.rfind("desc:", 0) == 0 || l.rfind("version:", 0) == 0 || l.rfind("creator:", 0) == 0 ||
+        l.rfind("pid:", 0) == 0 || l.rfind("positions:", 0) == 0)
+      continue;
+    if (sawCmd && !sawEvents) // valgrind writes the command verbatim: a shell script's newlines too
+      continue;
+    if (l.rfind("summary:", 0) == 0 || l.rfind("totals:", 0) == 0) {
+      std::istringstream words(l.substr(l.find(':') + 1));
+      size_t k = 0;
+      for (std::string w; words >> w; ++k) {
+        auto v = toNumber(w);
+        if (!v || k >= d.events.size())
+          return Error{fmt::format("line {}: bad summary value '{}'", lineNo, w), lineNo, 1};
+        d.totals[d.events[k]] = *v;
+      }
+      continue;
+    }
+    if (l.size() > 3 && l[2] == '=' && (l.rfind("fl", 0) == 0 || l.rfind("fi", 0) == 0 || l.rfind("fe", 0) == 0)) {
+      auto n = nameOf(0, l.substr(3), lineNo);
+      if (!n)
+        return n.error();
+      file = *n;
+      continue;
+    }
+    if (l.rfind("fn=", 0) == 0) {
+      auto n = nameOf(1, l.substr(3), lineNo);
+      if (!n)
+        return n.error();
+      function = demangle(*n);
+      continue;
+    }
+    if (!std::isdigit(static_cast<unsigned char>(l[0])))
+      return Error{fmt::format("line {}: not a cachegrind line: '{}'", lineNo, l.substr(0, 80)), lineNo, 1};
+    if (!sawEvents)
+      return Error{fmt::format("line {}: counts before the 'events:' line", lineNo), lineNo, 1};
+    std::istringstream words(l);
+    std::string first;
+    words >> first;
+    auto ln = toNumber(first);
+    if (!ln || *ln < 0 || *ln > 1e9)
+      return Error{fmt::format("line {}: bad line number '{}'", lineNo, first), lineNo, 1};
+    CostLine &fnCost = functions[{file, function}];
+    fnCost.file = file;
+    fnCost.function = function;
+    CostLine &lnCost = lines[{file, function, static_cast<int>(*ln)}];
+    lnCost.file = file;
+    lnCost.function = function;
+    lnCost.line = static_cast<int>(*ln);
+    size_t k = 0;
+    for (std::string w; words >> w; ++k) {
+      auto v = toNumber(w);
+      if (!v || *v < 0)
+        return Error{fmt::format("line {}: bad count '{}'", lineNo, w), lineNo, 1};
+      if (k >= d.events.size())
+        return Error{fmt::format("line {}: more counts than events ({})", lineNo, d.events.size()), lineNo, 1};
+      fnCost.events[d.events[k]] += *v;
+      lnCost.events[d.events[k]] += *v;
+    }
+  }
+  if (!sawEvents)
+    return Error{"not a cachegrind output file: no 'events:' line"};
+  if (d.totals.empty()) // older files carry only per-line counts
+    for (const auto &[key, c] : functions)
+      for (const auto &[e, v] : c.events)
+        d.totals[e] += v;
+  auto byIr = [](const CostLine &a, const CostLine &b) {
+    double x = a.events.count("Ir") ? a.events.at("Ir") : 0, y = b.events.count("Ir") ? b.events.at("Ir") : 0;
+    return x > y;
+  };
+  for (auto &[k, c] : functions)
+    d.functions.push_back(std::move(c));
+  for (auto &[k, c] : lines)
+    d.lines.push_back(std::move(c));
+  std::stable_sort(d.functions.begin(), d.functions.end(), byIr);
+  std::stable_sort(d.lines.begin(), d.lines.end(), byIr);
+  return d;
+}
+
+Expected<CallCosts> parseCallgrindCalls(const std::string &text) {
+  CallCosts c;
+  std::map<std::string, std::string> files; // compressed names "(3) /path" of fl, fi, fe, cfi, cfl
+  std::string file, costFile;
+  bool sawHeader = false, callNext = false;
+  int lastLine = 0;
+  auto nameOf = [&](const std::string &value) {
+    if (value.size() > 2 && value[0] == '(') {
+      size_t close = value.find(')');
+      if (close != std::string::npos && close > 1 &&
+          std::all_of(value.begin() + 1, value.begin() + static_cast<long>(close),
+                      [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
+        std::string id = value.substr(1, close - 1), rest = trim(value.substr(close + 1));
+        if (!rest.empty())
+          return files[id] = rest;
+        auto it = files.find(id);
+        return it != files.end() ? it->second : std::string("???");
+      }
+    }
+    return value;
+  };
+  auto lines = splitLines(text);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string &l = lines[i];
+    int lineNo = static_cast<int>(i + 1);
+    if (l.empty() || l[0] == '#')
+      continue;
+    if (l.rfind("version:", 0) == 0 || l.rfind("creator:", 0) == 0 || l.rfind("events:", 0) == 0) {
+      sawHeader = true;
+      continue;
+    }
+    if (l.rfind("summary:", 0) == 0 || l.rfind("totals:", 0) == 0) {
+      std::istringstream words(l.substr(l.find(':') + 1));
+      double ir = 0;
+      if (!(words >> ir))
+        return Error{fmt::format("line {}: '{}' has no count", lineNo, l.substr(0, l.find(':'))), lineNo, 1};
+      c.total = std::max(c.total, ir);
+      continue;
+    }
+    if (l.rfind("fl=", 0) == 0) {
+      file = costFile = nameOf(l.substr(3));
+      continue;
+    }
+    if (l.rfind("fi=", 0) == 0 || l.rfind("fe=", 0) == 0) {
+      costFile = nameOf(l.substr(3)); // inlined code: its costs are the inlined file's lines
+      continue;
+    }
+    if (l.rfind("fn=", 0) == 0) {
+      costFile = file;
+      continue;
+    }
+    if (l.rfind("cfi=", 0) == 0 || l.rfind("cfl=", 0) == 0) {
+      nameOf(l.substr(4)); // defines a compressed name the callee's file may use later
+      continue;
+    }
+    if (l.rfind("calls=", 0) == 0) {
+      callNext = true;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(l[0])) || l[0] == '+' || l[0] == '-' || l[0] == '*') {
+      // "<line> <Ir> ...": with --compress-pos, "+N", "-N" and "*" are relative to the last line.
+      std::istringstream words(l);
+      std::string pos;
+      double ir = 0;
+      words >> pos;
+      int line = 0;
+      try {
+        line = pos == "*" ? lastLine : pos[0] == '+' || pos[0] == '-' ? lastLine + std::stoi(pos) : std::stoi(pos);
+      } catch (const std::exception &) {
+        return Error{fmt::format("line {}: '{}' is not a position", lineNo, pos), lineNo, 1};
+      }
+      lastLine = line;
+      words >> ir;
+      if (callNext && !costFile.empty())
+        c.lines[{costFile, line}] += ir;
+      callNext = false;
+      continue;
+    }
+    // ob=, cob=, cfn=, jump=, part:, pid:, cmd:, positions:, desc:... say nothing of call costs.
+  }
+  if (!sawHeader)
+    return Error{"not a callgrind profile (no 'version:', 'creator:' or 'events:' line)", 1, 1};
+  return c;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -192,8 +416,29 @@ void cachegrindDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the breakdown over the loop nests, and the counts of the hottest
+/// functions and lines.
+void cachegrindJson(const KernelProfile &p, json &j) {
+  auto costs = [](const std::vector<CostLine> &v, size_t n) {
+    json a = json::array();
+    for (size_t i = 0; i < v.size() && i < n; ++i) {
+      json c{{"file", v[i].file}, {"function", v[i].function}, {"events", v[i].events}};
+      if (v[i].line)
+        c["line"] = v[i].line;
+      a.push_back(std::move(c));
+    }
+    return a;
+  };
+  if (p.breakdown)
+    j["breakdown"] = toJson(*p.breakdown);
+  if (p.cachegrind)
+    j["cachegrind"] = {{"totals", p.cachegrind->totals},
+                       {"functions", costs(p.cachegrind->functions, 10)},
+                       {"lines", costs(p.cachegrind->lines, 20)}};
+}
+
 } // namespace
 
-const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose};
+const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose, cachegrindJson};
 
 } // namespace hone::kernel::profilers

@@ -1,5 +1,6 @@
-// What the profilers share: where a file lies in the project, cachegrind's counts, the units of the
-// numbers findings cite, how a finding is added, and the registry of profilers.
+// What the profilers share: what their tools' parsers read reports with (numbers, lines, CSV fields,
+// C++ names), where a file lies in the project, cachegrind's counts, the units of the numbers findings
+// cite, how a finding is added, and the registry of profilers.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -7,10 +8,109 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cxxabi.h>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <unistd.h>
+
+// ---- what the tools' parsers share (declared in Profiler.h) ----
+
+namespace hone::kernel {
+
+int64_t countOf(const std::string &digits) {
+  constexpr int64_t kMax = 1'000'000'000'000'000;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9')
+      break;
+    if (v > kMax / 10)
+      return kMax;
+    v = v * 10 + (c - '0');
+  }
+  return std::min(v, kMax);
+}
+
+int intOf(const std::string &digits) { return static_cast<int>(std::min<int64_t>(countOf(digits), INT32_MAX)); }
+
+std::vector<std::string> splitLines(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos)
+    return "";
+  size_t e = s.find_last_not_of(" \t");
+  return s.substr(b, e - b + 1);
+}
+
+std::optional<double> toNumber(std::string s) {
+  s = trim(s);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"')
+    s = s.substr(1, s.size() - 2);
+  s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+  if (!s.empty() && s.back() == '%')
+    s.pop_back();
+  if (s.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
+
+std::string demangle(const std::string &name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void *)> d(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && d ? std::string(d.get()) : name;
+}
+
+std::vector<std::string> csvFields(const std::string &line, bool *ok) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false, wasQuoted = false;
+  *ok = true;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"' && cur.empty() && !wasQuoted) {
+      quoted = wasQuoted = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+      wasQuoted = false;
+    } else {
+      cur += c;
+    }
+  }
+  if (quoted)
+    *ok = false;
+  out.push_back(std::move(cur));
+  return out;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 

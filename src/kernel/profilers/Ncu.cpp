@@ -1,5 +1,6 @@
 // Nsight Compute: the user's report (`ncu --csv`), read, never run (no GPU is assumed). Findings:
 // uncoalesced loads, bank conflicts, low achieved occupancy, divergence, the roofline's bound.
+// Here too: the parser of `ncu --csv` (either page), and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -7,7 +8,99 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
+
+// ---- the parser (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
+  std::vector<std::vector<std::string>> rows;
+  int lineNo = 0, headerLine = 0;
+  for (const auto &l : splitLines(text)) {
+    ++lineNo;
+    if (l.rfind("==PROF==", 0) == 0 || l.rfind("==WARNING==", 0) == 0 || l.rfind("==ERROR==", 0) == 0 ||
+        trim(l).empty())
+      continue;
+    bool ok;
+    auto f = csvFields(l, &ok);
+    if (!ok)
+      return Error{fmt::format("line {}: unterminated quoted field", lineNo), lineNo, 1};
+    if (rows.empty()) {
+      if (std::find(f.begin(), f.end(), "ID") == f.end())
+        continue; // the program's own output before the report
+      headerLine = lineNo;
+    }
+    rows.push_back(std::move(f));
+  }
+  if (rows.empty())
+    return Error{"no Nsight Compute CSV header (a row with an \"ID\" column) in the file"};
+  const auto &header = rows[0];
+  auto col = [&](const char *name) -> int {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  int id = col("ID"), kname = col("Kernel Name"), block = col("Block Size"), grid = col("Grid Size");
+  int mname = col("Metric Name"), munit = col("Metric Unit"), mvalue = col("Metric Value");
+  std::vector<NcuKernel> out;
+  std::map<std::string, size_t> byId;
+  auto at = [](const std::vector<std::string> &r, int c) {
+    return c >= 0 && c < static_cast<int>(r.size()) ? r[c] : "";
+  };
+  auto kernelOf = [&](const std::vector<std::string> &r) -> NcuKernel & {
+    std::string key = at(r, id);
+    auto it = byId.find(key);
+    if (it != byId.end())
+      return out[it->second];
+    byId[key] = out.size();
+    out.push_back({key, at(r, kname), at(r, block), at(r, grid), {}, {}});
+    return out.back();
+  };
+  if (mname >= 0 && mvalue >= 0) { // --page details
+    for (size_t i = 1; i < rows.size(); ++i) {
+      const auto &r = rows[i];
+      if (static_cast<int>(r.size()) != static_cast<int>(header.size()))
+        return Error{fmt::format("row {} has {} fields; the header has {}", i + 1, r.size(), header.size()),
+                     headerLine + static_cast<int>(i), 1};
+      NcuKernel &k = kernelOf(r);
+      if (auto v = toNumber(at(r, mvalue))) {
+        k.metrics[at(r, mname)] = *v;
+        k.units[at(r, mname)] = at(r, munit);
+      }
+    }
+  } else { // --page raw: one row per kernel; a units row (empty ID) after the header
+    std::vector<std::string> units;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      const auto &r = rows[i];
+      if (r.size() != header.size())
+        return Error{fmt::format("row {} has {} fields; the header has {}", i + 1, r.size(), header.size()),
+                     headerLine + static_cast<int>(i), 1};
+      if (at(r, id).empty()) {
+        units = r;
+        continue;
+      }
+      NcuKernel &k = kernelOf(r);
+      for (size_t c = 0; c < header.size(); ++c) {
+        if (static_cast<int>(c) == id || static_cast<int>(c) == kname)
+          continue;
+        if (auto v = toNumber(r[c])) {
+          k.metrics[header[c]] = *v;
+          if (c < units.size())
+            k.units[header[c]] = units[c];
+        }
+      }
+    }
+  }
+  if (out.empty())
+    return Error{"the Nsight Compute CSV has a header but no kernel rows"};
+  return out;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -75,8 +168,17 @@ void ncuDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: each kernel's metrics from the report (an empty list when none).
+void ncuJson(const KernelProfile &p, json &j) {
+  json ncu = json::array();
+  for (const auto &k : p.ncu)
+    ncu.push_back(
+        {{"id", k.id}, {"kernel", k.name}, {"block", k.blockSize}, {"grid", k.gridSize}, {"metrics", k.metrics}});
+  j["ncu"] = ncu;
+}
+
 } // namespace
 
-const Profiler kNcu{"ncu", ncuRun, ncuDiagnose};
+const Profiler kNcu{"ncu", ncuRun, ncuDiagnose, ncuJson};
 
 } // namespace hone::kernel::profilers

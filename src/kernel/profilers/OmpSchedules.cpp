@@ -1,6 +1,8 @@
 // The OpenMP schedule clauses of the project's sources, with the schedule this variant runs each loop
 // with (OMP_SCHEDULE from the manifest, the variant or hone's environment). Findings: loops that deal
 // their iterations out one at a time from a shared counter.
+// Here too: what reads the clauses of a source file (findOmpSchedules), and its part of the profile's
+// JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
@@ -10,9 +12,81 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <sstream>
+
+// ---- what reads the clauses (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+namespace {
+/// `text` from `at` past blanks, then `word` (a name: not followed by an identifier character).
+bool wordAt(const std::string &text, size_t &at, const char *word) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t'))
+    ++at;
+  size_t n = std::strlen(word);
+  if (text.compare(at, n, word) != 0)
+    return false;
+  bool identifier = std::isalnum(static_cast<unsigned char>(word[n - 1]));
+  if (identifier && at + n < text.size() &&
+      (std::isalnum(static_cast<unsigned char>(text[at + n])) || text[at + n] == '_'))
+    return false;
+  at += n;
+  return true;
+}
+} // namespace
+
+std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::string &text) {
+  std::vector<OmpSchedule> out;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    int first = ++number;
+    size_t at = 0;
+    if (!wordAt(line, at, "#") || !wordAt(line, at, "pragma") || !wordAt(line, at, "omp"))
+      continue;
+    std::string next;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) // CRLF files
+      line.pop_back();
+    while (!line.empty() && line.back() == '\\' && std::getline(in, next)) {
+      ++number;
+      line.pop_back();
+      line += " " + next;
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+        line.pop_back();
+    }
+    // schedule([modifier[, modifier]:] kind[, chunk])
+    for (size_t s = line.find("schedule", at); s != std::string::npos; s = line.find("schedule", s + 1)) {
+      if (s > 0 && (std::isalnum(static_cast<unsigned char>(line[s - 1])) || line[s - 1] == '_'))
+        continue;
+      size_t open = s + 8;
+      if (!wordAt(line, open, "("))
+        continue;
+      size_t close = line.find(')', open);
+      if (close == std::string::npos)
+        break;
+      std::string inside = line.substr(open, close - open);
+      if (auto colon = inside.rfind(':'); colon != std::string::npos)
+        inside = inside.substr(colon + 1);
+      size_t comma = inside.find(',');
+      std::string kind = trim(inside.substr(0, comma));
+      std::string chunk = comma == std::string::npos ? "" : trim(inside.substr(comma + 1));
+      for (const char *k : {"static", "dynamic", "guided", "auto", "runtime"})
+        if (kind == k) {
+          out.push_back({file, first, kind, chunk, ""});
+          break;
+        }
+      break; // one schedule clause per directive
+    }
+  }
+  return out;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -103,8 +177,17 @@ void ompDiagnose(Findings &f, const Thresholds &) {
   }
 }
 
+/// Its part of the profile's JSON: the schedule clauses, with what each runs with (an empty list when
+/// none).
+void ompJson(const KernelProfile &p, json &j) {
+  json omp = json::array();
+  for (const auto &o : p.ompSchedules)
+    omp.push_back({{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}});
+  j["omp_schedules"] = omp;
+}
+
 } // namespace
 
-const Profiler kOmpSchedules{"omp-schedules", ompRun, ompDiagnose};
+const Profiler kOmpSchedules{"omp-schedules", ompRun, ompDiagnose, ompJson};
 
 } // namespace hone::kernel::profilers

@@ -1,11 +1,56 @@
 // perf stat: CPU utilisation, and hardware counters where the machine exposes them. Findings: a
 // program that keeps few of the cores busy.
+// Here too: the parser of `perf stat -x,` CSV, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "support/FileUtil.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+// ---- the parser (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+Expected<PerfStat> parsePerfStat(const std::string &text) {
+  PerfStat p;
+  int lineNo = 0;
+  bool any = false;
+  for (const auto &l : splitLines(text)) {
+    ++lineNo;
+    if (trim(l).empty() || l[0] == '#')
+      continue;
+    bool ok;
+    auto f = csvFields(l, &ok);
+    if (!ok || f.size() < 3)
+      continue; // the program's own stderr shares the stream
+    std::string value = trim(f[0]), event = trim(f[2]);
+    if (event.empty())
+      continue;
+    if (value == "<not supported>" || value == "<not counted>") {
+      p.unsupported.push_back(event);
+      any = true;
+      continue;
+    }
+    auto v = toNumber(value);
+    if (!v)
+      continue;
+    any = true;
+    p.counters[event] = *v;
+    p.units[event] = trim(f[1]);
+    if (f.size() >= 7 && trim(f[6]) == "CPUs utilized")
+      if (auto u = toNumber(f[5]))
+        p.cpusUtilized = *u;
+  }
+  if (!any)
+    return Error{"no perf stat counters in the output (expected `perf stat -x,` CSV lines)"};
+  return p;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -55,8 +100,15 @@ void perfDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the counters, those not supported, and the CPUs utilized.
+void perfJson(const KernelProfile &p, json &j) {
+  if (p.perf)
+    j["perf"] = {
+        {"counters", p.perf->counters}, {"unsupported", p.perf->unsupported}, {"cpus_utilized", p.perf->cpusUtilized}};
+}
+
 } // namespace
 
-const Profiler kPerf{"perf", perfRun, perfDiagnose};
+const Profiler kPerf{"perf", perfRun, perfDiagnose, perfJson};
 
 } // namespace hone::kernel::profilers

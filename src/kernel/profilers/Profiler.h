@@ -1,15 +1,18 @@
 // The kernel profilers behind one interface, one file each in this folder: a profiler measures a
 // variant with its tool (adding to the KernelProfile what it read, or to `skipped` why it could not),
-// and turns what it measured into findings. Adding a profiler is one file here and one line in
-// profilers() (Common.cpp). What the profilers read with -- the parsers and the data types -- is in
-// kernel/Profile.h; what the findings mean and which transformations answer them is AutoGuide's
-// (rules/kernel.toml) and the catalogue's.
+// writes what it measured into the profile's JSON, and turns it into findings. Its file also defines
+// the parser of its tool's report (declared with the data types in kernel/Profile.h, where tests and
+// fuzz targets call it). Adding a profiler is one file here and one line in profilers() (Common.cpp).
+// What the findings mean and which transformations answer them is AutoGuide's (rules/kernel.toml) and
+// the catalogue's.
 #pragma once
 
 #include "kernel/Diagnose.h"
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +44,9 @@ struct Profiler {
   void (*run)(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o, KernelProfile &p);
   /// Adds the findings its measurements call for to `f` (from `f.p`, which any profiler may have filled).
   void (*diagnose)(Findings &f, const Thresholds &t);
+  /// Writes what it added to `p` into `j`, the profile's JSON object (`toJson(const KernelProfile &)`),
+  /// under keys no other profiler writes.
+  void (*toJson)(const KernelProfile &p, json &j);
 };
 
 /// Every profiler, in the order they run and diagnose (llvm-mca after cachegrind: it looks for the
@@ -72,3 +78,26 @@ std::string_view unitOf(std::string_view number);
 extern const Profiler kCachegrind, kRemarks, kOmpSchedules, kPerf, kMca, kPtxas, kNcu;
 
 } // namespace hone::kernel::profilers
+
+namespace hone::kernel {
+
+// ---- what the tools' parsers share (Common.cpp) ----
+
+/// A count a tool's report prints (digits), saturated at 10^15 -- no real report holds more -- instead
+/// of overflowing (std::atoll and std::atoi are undefined beyond their range: the ptxas fuzzer found it).
+int64_t countOf(const std::string &digits);
+/// countOf(digits), at most INT32_MAX.
+int intOf(const std::string &digits);
+/// The lines of `text`, without their line ends ("\n" or "\r\n").
+std::vector<std::string> splitLines(const std::string &text);
+/// `s` without the blanks (spaces and tabs) at either end.
+std::string trim(const std::string &s);
+/// A number as tools print it: "1,234.5", "12.3%", quoted; nullopt for "n/a" and words.
+std::optional<double> toNumber(std::string s);
+/// One CSV record (RFC 4180 quoting); fields keep no quotes. `*ok` is false when a quoted field is
+/// left open.
+std::vector<std::string> csvFields(const std::string &line, bool *ok);
+/// A C++ symbol's name, demangled; `name` itself when it does not demangle.
+std::string demangle(const std::string &name);
+
+} // namespace hone::kernel

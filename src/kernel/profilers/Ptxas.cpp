@@ -1,6 +1,7 @@
 // ptxas: registers, shared memory and spills per CUDA kernel (for each of the manifest's [gpu] archs),
 // and the static occupancy of the project's launches. Findings: spills, and the occupancy limit that
 // binds, by how much, and the knob values predicted to lift it.
+// Here too: the parser of `nvcc -Xptxas -v`'s report, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include "kernel/Occupancy.h"
@@ -8,6 +9,71 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <regex>
+
+// ---- the parser (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
+  static const std::regex entryRe(R"(Compiling entry function '([^']+)' for '([^']+)')");
+  static const std::regex propsRe(R"(Function properties for (\S+))");
+  static const std::regex frameRe(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex usedRe(R"(Used (\d+) registers)");
+  static const std::regex barRe(R"(used (\d+) barriers)");
+  static const std::regex smemRe(R"((\d+) bytes smem)");
+  static const std::regex cmemRe(R"((\d+) bytes cmem\[0\])");
+  std::vector<PtxasKernel> out;
+  std::map<std::string, size_t> index;
+  std::string current, arch; // the mangled name the following lines describe, and the architecture
+  // One entry per kernel and architecture (nvcc compiles each for every -gencode target).
+  auto kernel = [&](const std::string &mangled) -> PtxasKernel & {
+    auto it = index.find(mangled + "@" + arch);
+    if (it != index.end())
+      return out[it->second];
+    index[mangled + "@" + arch] = out.size();
+    out.push_back({});
+    out.back().name = demangle(mangled);
+    out.back().arch = arch;
+    return out.back();
+  };
+  for (const auto &l : splitLines(text)) {
+    if (l.size() > 8192)
+      continue;
+    std::smatch m;
+    if (std::regex_search(l, m, entryRe)) {
+      current = m[1].str();
+      arch = m[2].str();
+      kernel(current);
+    } else if (std::regex_search(l, m, propsRe)) {
+      current = m[1].str();
+    } else if (std::regex_search(l, m, frameRe) && !current.empty()) {
+      PtxasKernel &k = kernel(current);
+      k.stackBytes = countOf(m[1].str());
+      k.spillStores = countOf(m[2].str());
+      k.spillLoads = countOf(m[3].str());
+    } else if (std::regex_search(l, m, usedRe) && !current.empty()) {
+      PtxasKernel &k = kernel(current);
+      k.registers = intOf(m[1].str());
+      if (std::regex_search(l, m, barRe))
+        k.barriers = intOf(m[1].str());
+      if (std::regex_search(l, m, smemRe))
+        k.sharedBytes = countOf(m[1].str());
+      if (std::regex_search(l, m, cmemRe))
+        k.constantBytes = countOf(m[1].str());
+    }
+  }
+  if (out.empty())
+    return Error{"no kernel in the ptxas output (expected 'ptxas info : Compiling entry function ...' lines from "
+                 "nvcc -Xptxas -v)"};
+  return out;
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -101,8 +167,48 @@ void ptxasDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: each kernel's registers, shared memory and spills, and the static
+/// occupancy of each launch (empty lists when none).
+void ptxasJson(const KernelProfile &p, json &j) {
+  json ptx = json::array();
+  for (const auto &k : p.ptxas)
+    ptx.push_back({{"kernel", k.name},
+                   {"arch", k.arch},
+                   {"registers", k.registers},
+                   {"shared_bytes", k.sharedBytes},
+                   {"spill_stores", k.spillStores},
+                   {"spill_loads", k.spillLoads},
+                   {"stack_bytes", k.stackBytes}});
+  j["ptxas"] = ptx;
+  json occ = json::array();
+  for (const auto &o : p.occupancy) {
+    json item{{"kernel", o.kernel}, {"arch", o.arch}, {"launch", o.launch}, {"text", o.text}};
+    if (!o.unknown.empty()) {
+      item["unknown"] = o.unknown;
+    } else {
+      json limits = json::array();
+      for (auto l : o.occupancy.limiting)
+        limits.push_back(std::string(toString(l)));
+      item["threads"] = o.shape.threads;
+      item["registers"] = o.shape.registers;
+      item["shared_bytes"] = o.shape.staticShared + o.shape.dynamicShared;
+      item["blocks_per_sm"] = o.occupancy.blocksPerSm;
+      item["active_warps"] = o.occupancy.activeWarps;
+      item["max_warps"] = o.occupancy.maxWarps;
+      item["occupancy"] = o.occupancy.fraction;
+      item["limiting"] = limits;
+      if (!o.occupancy.unlaunchable.empty())
+        item["unlaunchable"] = o.occupancy.unlaunchable;
+      if (!o.prefer.empty())
+        item["prefer"] = o.prefer;
+    }
+    occ.push_back(std::move(item));
+  }
+  j["occupancy"] = occ;
+}
+
 } // namespace
 
-const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose};
+const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose, ptxasJson};
 
 } // namespace hone::kernel::profilers

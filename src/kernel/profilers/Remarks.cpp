@@ -1,11 +1,59 @@
 // Compiler remarks (gcc's -fopt-info-vec-all, else clang's -Rpass=loop-vectorize): which loops
 // vectorized, and why the others did not. Findings: loops left scalar, by the vectorizer's reason.
+// Here too: the parsers of gcc's and clang's remarks, and its part of the profile's JSON.
 #include "kernel/profilers/Profiler.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
+#include <regex>
 #include <set>
+
+// ---- the parsers (declared in kernel/Profile.h) ----
+
+namespace hone::kernel {
+
+using support::Error;
+using support::Expected;
+
+namespace {
+/// The remarks of `text`: each line `re` matches becomes one through `make`; other lines
+/// (continuations, warnings, the compiler's other output) are skipped.
+template <typename Make> std::vector<Remark> remarks(const std::string &text, const std::regex &re, Make make) {
+  std::vector<Remark> out;
+  for (const auto &l : splitLines(text)) {
+    std::smatch m;
+    if (l.size() > 8192 || !std::regex_match(l, m, re))
+      continue;
+    Remark r;
+    r.file = m[1].str();
+    r.line = intOf(m[2].str());
+    r.column = intOf(m[3].str());
+    make(m, r);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+} // namespace
+
+Expected<std::vector<Remark>> parseGccRemarks(const std::string &text) {
+  static const std::regex re(R"(^(.+?):(\d+):(\d+): (optimized|missed|note): (.*)$)");
+  return remarks(text, re, [](const std::smatch &m, Remark &r) {
+    r.kind = m[4].str();
+    r.message = m[5].str();
+  });
+}
+
+Expected<std::vector<Remark>> parseClangRemarks(const std::string &text) {
+  static const std::regex re(R"(^(.+?):(\d+):(\d+): remark: (.*?) \[-Rpass(-missed|-analysis)?=([A-Za-z0-9_-]+)\]$)");
+  return remarks(text, re, [](const std::smatch &m, Remark &r) {
+    r.message = m[4].str();
+    r.kind = m[5].str() == "-missed" ? "missed" : m[5].str() == "-analysis" ? "analysis" : "optimized";
+    r.pass = m[6].str();
+  });
+}
+
+} // namespace hone::kernel
 
 namespace hone::kernel::profilers {
 
@@ -98,8 +146,17 @@ void remarksDiagnose(Findings &f, const Thresholds &t) {
   }
 }
 
+/// Its part of the profile's JSON: the remarks of the project's files (an empty list when none).
+void remarksJson(const KernelProfile &p, json &j) {
+  json remarks = json::array();
+  for (const auto &r : p.remarks)
+    remarks.push_back(
+        {{"file", r.file}, {"line", r.line}, {"column", r.column}, {"kind", r.kind}, {"message", r.message}});
+  j["remarks"] = remarks;
+}
+
 } // namespace
 
-const Profiler kRemarks{"remarks", remarksRun, remarksDiagnose};
+const Profiler kRemarks{"remarks", remarksRun, remarksDiagnose, remarksJson};
 
 } // namespace hone::kernel::profilers
