@@ -29,7 +29,7 @@ Expected<CachegrindData> parseCachegrind(const std::string &text) {
   std::string file, function;
   std::map<std::pair<std::string, std::string>, CostLine> functions;
   std::map<std::tuple<std::string, std::string, int>, CostLine> lines;
-  auto lines_ = splitLines(text);
+  auto lines_ = reportLines(text);
   bool sawEvents = false, sawCmd = false;
   // "fl=(3) name" defines 3; "fl=(3)" refers to it; "fl=name" is plain.
   auto nameOf = [&](int table, const std::string &value, int lineNo) -> Expected<std::string> {
@@ -40,7 +40,7 @@ Expected<CachegrindData> parseCachegrind(const std::string &text) {
     if (!value.empty() && value[0] == '(' && digits > 1 && digits < value.size() && value[digits] == ')') {
       size_t close = digits;
       std::string id = value.substr(1, close - 1);
-      std::string rest = trim(value.substr(close + 1));
+      std::string rest = trimBlanks(value.substr(close + 1));
       if (!rest.empty()) {
         names[table][id] = rest;
         return rest;
@@ -160,7 +160,7 @@ Expected<CallCosts> parseCallgrindCalls(const std::string &text) {
       if (close != std::string::npos && close > 1 &&
           std::all_of(value.begin() + 1, value.begin() + static_cast<long>(close),
                       [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); })) {
-        std::string id = value.substr(1, close - 1), rest = trim(value.substr(close + 1));
+        std::string id = value.substr(1, close - 1), rest = trimBlanks(value.substr(close + 1));
         if (!rest.empty())
           return files[id] = rest;
         auto it = files.find(id);
@@ -169,7 +169,7 @@ Expected<CallCosts> parseCallgrindCalls(const std::string &text) {
     }
     return value;
   };
-  auto lines = splitLines(text);
+  auto lines = reportLines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string &l = lines[i];
     int lineNo = static_cast<int>(i + 1);

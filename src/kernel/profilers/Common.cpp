@@ -37,7 +37,7 @@ int64_t countOf(const std::string &digits) {
 
 int intOf(const std::string &digits) { return static_cast<int>(std::min<int64_t>(countOf(digits), INT32_MAX)); }
 
-std::vector<std::string> splitLines(const std::string &text) {
+std::vector<std::string> reportLines(const std::string &text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -48,7 +48,7 @@ std::vector<std::string> splitLines(const std::string &text) {
   return out;
 }
 
-std::string trim(const std::string &s) {
+std::string trimBlanks(const std::string &s) {
   size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos)
     return "";
@@ -57,7 +57,7 @@ std::string trim(const std::string &s) {
 }
 
 std::optional<double> toNumber(std::string s) {
-  s = trim(s);
+  s = trimBlanks(s);
   if (s.size() >= 2 && s.front() == '"' && s.back() == '"')
     s = s.substr(1, s.size() - 2);
   s.erase(std::remove(s.begin(), s.end(), ','), s.end());

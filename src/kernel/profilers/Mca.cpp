@@ -30,8 +30,8 @@ Expected<McaReport> parseLlvmMca(const std::string &text) {
       return 0;
     return toNumber(l.substr(a + 1, b - a - 1)).value_or(0);
   };
-  for (const auto &raw : splitLines(text)) {
-    std::string l = trim(raw);
+  for (const auto &raw : reportLines(text)) {
+    std::string l = trimBlanks(raw);
     auto field = [&](const char *name, double &into) {
       if (l.rfind(name, 0) == 0) {
         if (auto v = toNumber(l.substr(std::strlen(name)))) {
@@ -82,7 +82,7 @@ std::string extractHotLoop(const std::string &assembly, const std::string &file,
   static const std::regex locRe(R"(^\s*\.loc\s+(\d+)\s+(\d+))");
   static const std::regex labelRe(R"(^([.A-Za-z_$][\w.$]*):)");
   static const std::regex jumpRe(R"(^\s*j[a-z]+\s+([.A-Za-z_$][\w.$]*)\s*$)");
-  for (const auto &l : splitLines(assembly)) {
+  for (const auto &l : reportLines(assembly)) {
     if (l.size() > 4096)
       continue;
     std::smatch m;
@@ -94,7 +94,7 @@ std::string extractHotLoop(const std::string &assembly, const std::string &file,
     } else if (std::regex_search(l, m, labelRe)) {
       labels[m[1].str()] = insns.size();
     } else {
-      std::string t = trim(l);
+      std::string t = trimBlanks(l);
       if (t.empty() || t[0] == '.' || t[0] == '#' || t[0] == '/')
         continue;
       if (std::regex_match(l, m, jumpRe))

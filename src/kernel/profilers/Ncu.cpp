@@ -21,10 +21,10 @@ using support::Expected;
 Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
   std::vector<std::vector<std::string>> rows;
   int lineNo = 0, headerLine = 0;
-  for (const auto &l : splitLines(text)) {
+  for (const auto &l : reportLines(text)) {
     ++lineNo;
     if (l.rfind("==PROF==", 0) == 0 || l.rfind("==WARNING==", 0) == 0 || l.rfind("==ERROR==", 0) == 0 ||
-        trim(l).empty())
+        trimBlanks(l).empty())
       continue;
     bool ok;
     auto f = csvFields(l, &ok);

@@ -73,8 +73,8 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
       if (auto colon = inside.rfind(':'); colon != std::string::npos)
         inside = inside.substr(colon + 1);
       size_t comma = inside.find(',');
-      std::string kind = trim(inside.substr(0, comma));
-      std::string chunk = comma == std::string::npos ? "" : trim(inside.substr(comma + 1));
+      std::string kind = trimBlanks(inside.substr(0, comma));
+      std::string chunk = comma == std::string::npos ? "" : trimBlanks(inside.substr(comma + 1));
       for (const char *k : {"static", "dynamic", "guided", "auto", "runtime"})
         if (kind == k) {
           out.push_back({file, first, kind, chunk, ""});

@@ -19,15 +19,15 @@ Expected<PerfStat> parsePerfStat(const std::string &text) {
   PerfStat p;
   int lineNo = 0;
   bool any = false;
-  for (const auto &l : splitLines(text)) {
+  for (const auto &l : reportLines(text)) {
     ++lineNo;
-    if (trim(l).empty() || l[0] == '#')
+    if (trimBlanks(l).empty() || l[0] == '#')
       continue;
     bool ok;
     auto f = csvFields(l, &ok);
     if (!ok || f.size() < 3)
       continue; // the program's own stderr shares the stream
-    std::string value = trim(f[0]), event = trim(f[2]);
+    std::string value = trimBlanks(f[0]), event = trimBlanks(f[2]);
     if (event.empty())
       continue;
     if (value == "<not supported>" || value == "<not counted>") {
@@ -40,8 +40,8 @@ Expected<PerfStat> parsePerfStat(const std::string &text) {
       continue;
     any = true;
     p.counters[event] = *v;
-    p.units[event] = trim(f[1]);
-    if (f.size() >= 7 && trim(f[6]) == "CPUs utilized")
+    p.units[event] = trimBlanks(f[1]);
+    if (f.size() >= 7 && trimBlanks(f[6]) == "CPUs utilized")
       if (auto u = toNumber(f[5]))
         p.cpusUtilized = *u;
   }

@@ -81,7 +81,8 @@ extern const Profiler kCachegrind, kRemarks, kOmpSchedules, kPerf, kMca, kPtxas,
 
 namespace hone::kernel {
 
-// ---- what the tools' parsers share (Common.cpp) ----
+// ---- what the tools' parsers share (Common.cpp; named apart from support::splitLines and support::trim,
+// which differ in detail) ----
 
 /// A count a tool's report prints (digits), saturated at 10^15 -- no real report holds more -- instead
 /// of overflowing (std::atoll and std::atoi are undefined beyond their range: the ptxas fuzzer found it).
@@ -89,9 +90,9 @@ int64_t countOf(const std::string &digits);
 /// countOf(digits), at most INT32_MAX.
 int intOf(const std::string &digits);
 /// The lines of `text`, without their line ends ("\n" or "\r\n").
-std::vector<std::string> splitLines(const std::string &text);
+std::vector<std::string> reportLines(const std::string &text);
 /// `s` without the blanks (spaces and tabs) at either end.
-std::string trim(const std::string &s);
+std::string trimBlanks(const std::string &s);
 /// A number as tools print it: "1,234.5", "12.3%", quoted; nullopt for "n/a" and words.
 std::optional<double> toNumber(std::string s);
 /// One CSV record (RFC 4180 quoting); fields keep no quotes. `*ok` is false when a quoted field is

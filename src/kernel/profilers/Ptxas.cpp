@@ -41,7 +41,7 @@ Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
     out.back().arch = arch;
     return out.back();
   };
-  for (const auto &l : splitLines(text)) {
+  for (const auto &l : reportLines(text)) {
     if (l.size() > 8192)
       continue;
     std::smatch m;

@@ -21,7 +21,7 @@ namespace {
 /// (continuations, warnings, the compiler's other output) are skipped.
 template <typename Make> std::vector<Remark> remarks(const std::string &text, const std::regex &re, Make make) {
   std::vector<Remark> out;
-  for (const auto &l : splitLines(text)) {
+  for (const auto &l : reportLines(text)) {
     std::smatch m;
     if (l.size() > 8192 || !std::regex_match(l, m, re))
       continue;
