@@ -90,7 +90,7 @@ void addDescribeCommand(CLI::App &app, Action &action) {
               bandwidth = acc.bandwidth;
             }
         if (best)
-          defaults.push_back(fmt::format("{} -> {}", support::toString(proc.kind), support::toString(best->kind)));
+          defaults.push_back(fmt::format("{} -> {}", model::toString(proc.kind), model::toString(best->kind)));
       }
       std::cout << " " << fmt::format("{}", fmt::join(defaults, ", ")) << "\n"
                 << "- Layout: SOA, F_order (dimension x fastest), no alignment constraint\n"

@@ -4,7 +4,7 @@
 // for golden tests and for `hone dump --emit=ast`.
 #pragma once
 
-#include "support/Kinds.h"
+#include "model/Kinds.h"
 #include "support/SourceFile.h"
 
 #include <array>
@@ -22,14 +22,14 @@ using support::SourceRange;
 
 // ---- kinds of the machine -------------------------------------------------
 
-// The kinds are shared with the machine models (support/Kinds.h).
-using support::kMemKindNames;
-using support::kProcKindNames;
-using support::MemKind;
-using support::parseMemKind;
-using support::parseProcKind;
-using support::ProcKind;
-using support::toString;
+// The kinds are shared with the machine models (model/Kinds.h).
+using model::kMemKindNames;
+using model::kProcKindNames;
+using model::MemKind;
+using model::parseMemKind;
+using model::parseProcKind;
+using model::ProcKind;
+using model::toString;
 inline constexpr std::array<std::string_view, 8> kConstraintNames = {"SOA",     "AOS",   "C_order", "F_order",
                                                                       "Compact", "Align", "Exact",   "No_Align"};
 inline constexpr std::array<std::string_view, 16> kPropertyNames = {

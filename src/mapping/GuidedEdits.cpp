@@ -5,7 +5,7 @@
 
 #include "sim/Simulator.h"
 #include "support/JsonText.h"
-#include "support/Kinds.h"
+#include "model/Kinds.h"
 
 #include <fmt/format.h>
 
@@ -102,7 +102,7 @@ double Context::stat(const std::string &task, const char *what) const {
 
 ProcKind Context::kindOf(const std::string &task) const {
   if (const json *s = statOf(task))
-    if (auto k = support::parseProcKind(s->value("kind", "")))
+    if (auto k = model::parseProcKind(s->value("kind", "")))
       return *k;
   return space.kindOf(task, space.defaults());
 }
@@ -167,7 +167,7 @@ std::vector<std::string> Context::memoryLists(const std::string &task, const std
 
 Edit regionEdit(const std::string &task, const std::string &region, ProcKind kind, const std::string &list,
                 std::string why) {
-  std::string k(support::toString(kind));
+  std::string k(model::toString(kind));
   return {fmt::format("Region {} {} {}", task, region, k),
           fmt::format("Region {} {} {} {};", task, region, k, list),
           std::move(why),

@@ -6,7 +6,7 @@
 #include "mapping/GuidedRender.h"
 #include "sim/Resources.h"
 #include "support/JsonText.h"
-#include "support/Kinds.h"
+#include "model/Kinds.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -102,7 +102,7 @@ void stageThroughHost(const Context &ctx, const std::string &detail, std::vector
       if (fed.empty())
         continue;
       for (const auto &order : proc->values) {
-        auto other = support::parseProcKind(order.substr(0, order.find(',')));
+        auto other = model::parseProcKind(order.substr(0, order.find(',')));
         if (!other || *other == k)
           continue;
         std::vector<std::string> reach = ctx.space.memoryKinds(*other);
@@ -140,8 +140,8 @@ void stageThroughHost(const Context &ctx, const std::string &detail, std::vector
             fmt::format("run {} (which writes {}, read by {}) on {} with {}, so that {}'s copies of it "
                         "take the links of {} instead of those between the {}s, which carry its other "
                         "inputs -- {}",
-                        producer.name, fmt::join(fed, ", "), task, support::toString(*other), fmt::join(where, ", "),
-                        task, where.size() == 1 ? "that memory" : "those memories", support::toString(k), detail);
+                        producer.name, fmt::join(fed, ", "), task, model::toString(*other), fmt::join(where, ", "),
+                        task, where.size() == 1 ? "that memory" : "those memories", model::toString(k), detail);
         staged.push_back(std::move(e));
         break; // the first other kind in the space's order
       }
@@ -230,7 +230,7 @@ void fasterVariant(const Context &ctx, const Hit &h, std::vector<Edit> &edits) {
   const std::string &detail = h.detail;
   if (const Param *p = ctx.param(resource + ".processor"))
     for (const auto &v : p->values)
-      if (v.rfind(std::string(support::toString(ctx.kindOf(resource))), 0) != 0) {
+      if (v.rfind(std::string(model::toString(ctx.kindOf(resource))), 0) != 0) {
         Edit e{"Task " + resource,
                fmt::format("Task {} {};", resource, v),
                fmt::format("run {} on {} first -- {}", resource, v.substr(0, v.find(',')), detail),

@@ -21,7 +21,7 @@ std::string MapperCodec::appDescription() const {
   for (const auto &t : app_.tasks) {
     std::vector<std::string> kinds, args;
     for (auto k : t.variants)
-      kinds.emplace_back(support::toString(k));
+      kinds.emplace_back(model::toString(k));
     for (const auto &a : t.args)
       args.push_back(fmt::format("{} ({})", a.region, model::toString(a.privilege)));
     out += fmt::format("- {} [{}]{}{}\n", t.name, fmt::join(kinds, ","), args.empty() ? "" : ": ",
@@ -71,10 +71,10 @@ std::string MapperCodec::machineDescription() const {
   for (const auto &m : machine_.memories) {
     std::vector<std::string> from;
     for (const auto &a : m.access)
-      if (std::string k(support::toString(a.proc)); std::find(from.begin(), from.end(), k) == from.end())
+      if (std::string k(model::toString(a.proc)); std::find(from.begin(), from.end(), k) == from.end())
         from.push_back(k);
-    out += fmt::format("- {} ({:.3g} GB{}), reachable from {}\n", support::toString(m.kind), m.capacity / 1e9,
-                       m.per ? fmt::format(" per {}", support::toString(*m.per)) : " per node", fmt::join(from, ","));
+    out += fmt::format("- {} ({:.3g} GB{}), reachable from {}\n", model::toString(m.kind), m.capacity / 1e9,
+                       m.per ? fmt::format(" per {}", model::toString(*m.per)) : " per node", fmt::join(from, ","));
   }
   return out;
 }

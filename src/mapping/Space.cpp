@@ -43,7 +43,7 @@ std::vector<std::string> placementPatterns(int dims, bool child, bool single) {
 }
 
 std::string machineGlobal(ProcKind kind) {
-  return fmt::format("hone_{0} = Machine({0});", support::toString(kind));
+  return fmt::format("hone_{0} = Machine({0});", model::toString(kind));
 }
 
 namespace {
@@ -66,7 +66,7 @@ std::string volume(int dims) {
 } // namespace
 
 LibraryFunction libraryFunction(const std::string &pattern, int dims, ProcKind kind) {
-  std::string k(support::toString(kind));
+  std::string k(model::toString(kind));
   std::string m = "hone_" + k;
   dims = std::clamp(dims, 1, 3);
   LibraryFunction f;
@@ -128,7 +128,7 @@ struct TaskFacts {
 std::string join(const std::vector<ProcKind> &kinds) {
   std::vector<std::string_view> names;
   for (ProcKind k : kinds)
-    names.push_back(support::toString(k));
+    names.push_back(model::toString(k));
   return fmt::format("{}", fmt::join(names, ","));
 }
 
@@ -273,11 +273,11 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
                      [&](MemKind a, MemKind b) { return affinity(kinds[0], a) > affinity(kinds[0], b); });
     std::vector<std::string> lists;
     for (MemKind a : usable)
-      lists.emplace_back(support::toString(a));
+      lists.emplace_back(model::toString(a));
     for (MemKind a : usable)
       for (MemKind b : usable)
         if (a != b)
-          lists.push_back(fmt::format("{},{}", support::toString(a), support::toString(b)));
+          lists.push_back(fmt::format("{},{}", model::toString(a), model::toString(b)));
     for (const auto &region : f.regions)
       memories.push_back(Param{task.name + ".memory." + region, ParamKind::Memory, task.name, region, 0, lists,
                                fmt::format("memory kinds tried in order for region {} of {}", region, task.name)});
@@ -322,7 +322,7 @@ Space Space::build(const model::AppModel &app, const model::MachineModel &machin
         for (ProcKind pk : order)
           if (machine.count(pk) > 0 && reaches(pk, k))
             from.push_back(pk);
-        rules.push_back(fmt::format("{} from {}", support::toString(k), from.empty() ? "none" : join(from)));
+        rules.push_back(fmt::format("{} from {}", model::toString(k), from.empty() ? "none" : join(from)));
       }
       Constraint c;
       c.param = p.name;
@@ -354,7 +354,7 @@ std::vector<std::string> Space::memoryKinds(ProcKind kind, bool nodeShared) cons
   std::vector<std::string> out;
   for (const auto &r : reach_)
     if (r.proc == kind && (!nodeShared || r.nodeShared)) {
-      std::string name(support::toString(r.mem));
+      std::string name(model::toString(r.mem));
       if (std::find(out.begin(), out.end(), name) == out.end())
         out.push_back(name);
     }
@@ -365,7 +365,7 @@ ProcKind Space::kindOf(const std::string &task, const Assignment &a) const {
   int p = find(task + ".processor");
   if (p >= 0) {
     const std::string &v = params_[static_cast<size_t>(p)].values[static_cast<size_t>(a[static_cast<size_t>(p)])];
-    if (auto k = support::parseProcKind(v.substr(0, v.find(','))))
+    if (auto k = model::parseProcKind(v.substr(0, v.find(','))))
       return *k;
   }
   for (size_t t = 0; t < taskOrder_.size(); ++t)
@@ -393,7 +393,7 @@ std::string Space::render(const Assignment &a) const {
   for (size_t i = 0; i < params_.size(); ++i) {
     const Param &p = params_[i];
     const std::string &v = value(i);
-    std::string_view kind = support::toString(kindOf(p.task, a));
+    std::string_view kind = model::toString(kindOf(p.task, a));
     switch (p.kind) {
     case ParamKind::Processor: break;
     case ParamKind::Memory: out += fmt::format("Region {} {} {} {};\n", p.task, p.region, kind, v); break;

@@ -249,7 +249,7 @@ LayoutRequirement readRequirement(TableReader &q, const Task &t) {
   }
   req.soa = q.boolean("soa", false);
   for (const std::string &v : q.strings("variants", false)) {
-    auto kind = support::parseProcKind(v);
+    auto kind = model::parseProcKind(v);
     if (!kind || !t.hasVariant(*kind))
       q.failAt("variants", fmt::format("task '{}' has no {} variant", t.name, v));
     req.variants.push_back(*kind);
@@ -267,7 +267,7 @@ Task readTask(TableReader &r, const AppModel &app, TableReader &top) {
   if (app.task(t.name))
     failLine(top.file(), t.line, fmt::format("task '{}' is defined twice", t.name));
   for (const std::string &v : r.strings("variants")) {
-    auto kind = support::parseProcKind(v);
+    auto kind = model::parseProcKind(v);
     if (!kind)
       r.failAt("variants", fmt::format("unknown processor kind '{}'", v));
     t.variants.push_back(*kind);
@@ -276,7 +276,7 @@ Task readTask(TableReader &r, const AppModel &app, TableReader &top) {
     r.failAt("variants", "a task needs at least one variant");
   t.flops = detail::expr(r, "flops", "0");
   for (const auto &[k, value] : r.numberTable("efficiency")) {
-    auto kind = support::parseProcKind(k);
+    auto kind = model::parseProcKind(k);
     if (!kind)
       r.failAt("efficiency", fmt::format("unknown processor kind '{}'", k));
     if (!(value > 0 && value <= 1))

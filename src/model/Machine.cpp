@@ -58,7 +58,7 @@ std::string MachineModel::describe() const {
   std::vector<std::string> parts;
   for (const auto &p : processors)
     if (p.perNode > 0)
-      parts.push_back(fmt::format("{} {}", p.perNode, support::toString(p.kind)));
+      parts.push_back(fmt::format("{} {}", p.perNode, model::toString(p.kind)));
   return fmt::format("{} node{} x ({})", nodes, nodes == 1 ? "" : "s", fmt::join(parts, ", "));
 }
 
@@ -69,7 +69,7 @@ constexpr double kMaxNodes = 4096, kMaxPerNode = 1024, kMaxProcessors = 65536;
 
 ProcKind procKind(TableReader &r, const char *key) {
   std::string text = r.string(key);
-  auto kind = support::parseProcKind(text);
+  auto kind = model::parseProcKind(text);
   if (!kind)
     r.failAt(key, fmt::format("unknown processor kind '{}' (known: CPU, GPU, IO, PY, PROC, OMP)", text));
   return *kind;
@@ -78,7 +78,7 @@ ProcKind procKind(TableReader &r, const char *key) {
 std::optional<MemKind> memKindOrAny(TableReader &r, const char *key, const std::string &text) {
   if (text == "*")
     return std::nullopt;
-  auto kind = support::parseMemKind(text);
+  auto kind = model::parseMemKind(text);
   if (!kind || *kind == MemKind::VIRTUAL)
     r.failAt(key, fmt::format("unknown memory kind '{}' (known: SYSMEM, FBMEM, RDMEM, ZCMEM, SOCKMEM)", text));
   return *kind;
@@ -121,7 +121,7 @@ MachineModel readMachine(TableReader &top) {
     ProcessorSpec p;
     p.kind = procKind(r, "kind");
     if (m.processor(p.kind))
-      r.failAt("kind", fmt::format("processor kind {} is listed twice", support::toString(p.kind)));
+      r.failAt("kind", fmt::format("processor kind {} is listed twice", model::toString(p.kind)));
     p.perNode = wholeNumber(r, "per_node", 0, kMaxPerNode);
     if (static_cast<double>(p.perNode) * m.nodes > kMaxProcessors)
       r.failAt("per_node", fmt::format("{} nodes x {} processors is more than the {} processors of a kind the model "
@@ -139,10 +139,10 @@ MachineModel readMachine(TableReader &top) {
     MemorySpec mem;
     mem.kind = *memKindOrAny(r, "kind", r.string("kind"));
     if (m.memory(mem.kind))
-      r.failAt("kind", fmt::format("memory kind {} is listed twice", support::toString(mem.kind)));
+      r.failAt("kind", fmt::format("memory kind {} is listed twice", model::toString(mem.kind)));
     std::string per = r.string("per", "node");
     if (per != "node") {
-      auto kind = support::parseProcKind(per);
+      auto kind = model::parseProcKind(per);
       if (!kind || !m.processor(*kind))
         r.failAt("per", fmt::format("'{}' is neither \"node\" nor a processor kind of this machine", per));
       mem.per = *kind;
@@ -152,7 +152,7 @@ MachineModel readMachine(TableReader &top) {
       MemoryAccess access;
       access.proc = procKind(a, "proc");
       if (!m.processor(access.proc))
-        a.failAt("proc", fmt::format("the machine has no {} processors", support::toString(access.proc)));
+        a.failAt("proc", fmt::format("the machine has no {} processors", model::toString(access.proc)));
       std::string scope = a.string("scope", "node");
       if (scope != "node" && scope != "own")
         a.failAt("scope", "must be \"own\" (the processor the memory belongs to) or \"node\"");
@@ -183,7 +183,7 @@ MachineModel readMachine(TableReader &top) {
     c.b = memKindOrAny(r, "between", between[1]);
     for (const auto &k : {c.a, c.b})
       if (k && !m.memory(*k))
-        r.failAt("between", fmt::format("the machine has no {} memory", support::toString(*k)));
+        r.failAt("between", fmt::format("the machine has no {} memory", model::toString(*k)));
     std::string scope = r.string("scope");
     if (scope != "node" && scope != "network")
       r.failAt("scope", "must be \"node\" (within a node) or \"network\" (between nodes)");
@@ -199,7 +199,7 @@ MachineModel readMachine(TableReader &top) {
         c.linkPorts = true;
         continue;
       }
-      auto k = support::parseMemKind(port);
+      auto k = model::parseMemKind(port);
       if (!k || *k == MemKind::VIRTUAL) {
         static const std::vector<std::string> words = {"node", "link", "SYSMEM", "FBMEM", "RDMEM", "ZCMEM", "SOCKMEM"};
         auto near = support::closestMatch(port, words);
@@ -218,11 +218,11 @@ MachineModel readMachine(TableReader &top) {
     for (const auto &y : m.memories) {
       bool several = x.kind != y.kind || x.per.has_value();
       if (several && !m.channel(x.kind, y.kind, false))
-        top.failHere(fmt::format("no [[channel]] with scope \"node\" between {} and {}", support::toString(x.kind),
-                                 support::toString(y.kind)));
+        top.failHere(fmt::format("no [[channel]] with scope \"node\" between {} and {}", model::toString(x.kind),
+                                 model::toString(y.kind)));
       if (m.nodes > 1 && !m.channel(x.kind, y.kind, true))
         top.failHere(fmt::format("no [[channel]] with scope \"network\" between {} and {} (the machine has {} nodes)",
-                                 support::toString(x.kind), support::toString(y.kind), m.nodes));
+                                 model::toString(x.kind), model::toString(y.kind), m.nodes));
     }
   top.finish();
   return m;

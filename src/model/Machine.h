@@ -3,17 +3,14 @@
 // data the simulator needs about one machine, nodes times identical node.
 #pragma once
 
+#include "model/Kinds.h"
 #include "support/Expected.h"
-#include "support/Kinds.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace hone::model {
-
-using support::MemKind;
-using support::ProcKind;
 
 struct ProcessorSpec {
   ProcKind kind = ProcKind::CPU;

@@ -178,7 +178,7 @@ MemId Executor::allocate(const PointTask &pt, const Access &a, ProcId proc, doub
            fmt::format("Region statement at policy line {}", choice.line));
     const Reach &r = tb_.reachOf(proc)[static_cast<size_t>(k)];
     if (!r.mem.valid()) {
-      unreachable.emplace_back(support::toString(k));
+      unreachable.emplace_back(model::toString(k));
       continue;
     }
     Instance &inst = instances_[instanceKey(a, r.mem)];

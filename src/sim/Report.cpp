@@ -41,21 +41,21 @@ void findBottlenecks(Result &r, const Context &cx, const Execution &ex, double e
     if (max >= th.processorBusy && mean < th.imbalanceRatio * max)
       add(BottleneckKind::Processor, busiest, max,
           fmt::format("load imbalance on {} processors: {} is busy {:.0f}% of the time, the {} average {:.0f}%",
-                      support::toString(kind), busiest, 100 * max, support::toString(kind), 100 * mean));
+                      model::toString(kind), busiest, 100 * max, model::toString(kind), 100 * mean));
     else if (max >= th.processorBusy)
-      add(BottleneckKind::Processor, fmt::format("{} processors", support::toString(kind)), mean,
+      add(BottleneckKind::Processor, fmt::format("{} processors", model::toString(kind)), mean,
           fmt::format("the {} {} processors are busy {:.0f}% of the time on average", sum.second,
-                      support::toString(kind), 100 * mean));
+                      model::toString(kind), 100 * mean));
   }
   for (const auto &[kind, sum] : byKind)
     if (sum.first / sum.second < th.idleBusy)
       for (const auto &[other, osum] : byKind)
         if (other != kind && osum.first / osum.second >= th.otherBusy) {
-          add(BottleneckKind::Idle, fmt::format("{} processors", support::toString(kind)), 1 - sum.first / sum.second,
+          add(BottleneckKind::Idle, fmt::format("{} processors", model::toString(kind)), 1 - sum.first / sum.second,
               fmt::format("the {} {} processors are idle {:.0f}% of the time while the {} processors are busy "
                           "{:.0f}%",
-                          sum.second, support::toString(kind), 100 * (1 - sum.first / sum.second),
-                          support::toString(other), 100 * osum.first / osum.second));
+                          sum.second, model::toString(kind), 100 * (1 - sum.first / sum.second),
+                          model::toString(other), 100 * osum.first / osum.second));
           break;
         }
   if (elapsed > 0 && ex.runtimeBusyS / cx.machine().nodes / elapsed >= th.runtimeShare)
@@ -74,7 +74,7 @@ void findBottlenecks(Result &r, const Context &cx, const Execution &ex, double e
     if (elapsed > 0 && fasterVariant[i].second < th.variantRatio * here)
       add(BottleneckKind::Variant, s.name, s.busyS / elapsed / std::max(1.0, static_cast<double>(r.processors.size())),
           fmt::format("{} runs on {} at {} per point; its {} variant would take about {}", s.name, s.kind,
-                      timeText(here), support::toString(fasterVariant[i].first), timeText(fasterVariant[i].second)));
+                      timeText(here), model::toString(fasterVariant[i].first), timeText(fasterVariant[i].second)));
     if (s.accessS > 0 && s.accessS >= s.computeS && s.busyS > 0 && s.accessS > th.accessRatio * s.bestVariantS) {
       add(BottleneckKind::Access, s.name, elapsed > 0 ? s.accessS / elapsed : 0,
           fmt::format("{} spends {} moving data through its arguments in {} (regions {}); its fastest memories "
@@ -147,11 +147,11 @@ Result report(const Context &cx, const Execution &ex, const Options &options, co
       continue;
     TaskStat s;
     s.name = app.tasks[t].name;
-    s.kind = std::string(support::toString(ag.kind));
+    s.kind = std::string(model::toString(ag.kind));
     for (ProcKind k : app.tasks[t].variants)
-      s.variants.emplace_back(support::toString(k));
+      s.variants.emplace_back(model::toString(k));
     for (size_t a = 0; a < ag.memKinds.size(); ++a) {
-      s.memories.emplace_back(ag.memKinds[a] ? support::toString(*ag.memKinds[a]) : "virtual");
+      s.memories.emplace_back(ag.memKinds[a] ? model::toString(*ag.memKinds[a]) : "virtual");
       s.regions.push_back(app.tasks[t].args[a].region);
     }
     s.points = ag.points;
@@ -206,7 +206,7 @@ nlohmann::json toJson(const Result &r) {
   j["processors"] = json::array();
   for (const auto &p : r.processors)
     j["processors"].push_back({{"name", p.name},
-                               {"kind", support::toString(p.kind)},
+                               {"kind", model::toString(p.kind)},
                                {"tasks", p.tasks},
                                {"busy_s", p.busyS},
                                {"busy_fraction", p.busyFraction}});
@@ -221,7 +221,7 @@ nlohmann::json toJson(const Result &r) {
   j["memories"] = json::array();
   for (const auto &m : r.memories)
     j["memories"].push_back({{"name", m.name},
-                             {"kind", support::toString(m.kind)},
+                             {"kind", model::toString(m.kind)},
                              {"capacity_bytes", m.capacity},
                              {"peak_bytes", m.peak}});
   j["task_stats"] = json::array();
@@ -283,7 +283,7 @@ std::string summarize(const Result &r, const Context &cx) {
   }
   out += "processors:";
   for (const auto &[kind, s] : byKind)
-    out += fmt::format("  {} x{} busy {:.0f}%", support::toString(kind), s.second, 100 * s.first / s.second);
+    out += fmt::format("  {} x{} busy {:.0f}%", model::toString(kind), s.second, 100 * s.first / s.second);
   out += "\n";
   if (!r.channels.empty()) {
     out += "busiest channels:\n";
@@ -299,7 +299,7 @@ std::string summarize(const Result &r, const Context &cx) {
       capByKind[m.kind] = m.capacity;
     }
   for (const auto &[kind, peak] : peakByKind)
-    out += fmt::format("  {} {}/{}", support::toString(kind), bytesText(peak), bytesText(capByKind[kind]));
+    out += fmt::format("  {} {}/{}", model::toString(kind), bytesText(peak), bytesText(capByKind[kind]));
   out += "\n";
   if (!r.bottlenecks.empty()) {
     out += "bottlenecks:\n";

@@ -18,7 +18,7 @@ constexpr std::array<ProcKind, 6> kDefaultKindOrder = {ProcKind::GPU, ProcKind::
 
 Resolver::Resolver(const Context &cx, const dsl::Program &policy)
     : cx_(cx), tb_(cx.tables()), app_(*cx.program().app), policy_(policy), interp_(policy, cx.shape()),
-      kindChoice_(app_.tasks.size()), taskPolicy_(app_.tasks.size() * support::kProcKindNames.size()),
+      kindChoice_(app_.tasks.size()), taskPolicy_(app_.tasks.size() * model::kProcKindNames.size()),
       topReplicated_(dsl::controlReplicated(policy, app_.topTask)) {}
 
 std::optional<Failure> Resolver::initialize() {
@@ -35,11 +35,11 @@ Resolver::KindChoice Resolver::resolveKind(const model::Task &task) const {
   const dsl::TaskStmt *stmt = dsl::taskStatementFor(policy_, task.name);
   std::vector<std::string> variants;
   for (ProcKind k : task.variants)
-    variants.emplace_back(support::toString(k));
+    variants.emplace_back(model::toString(k));
   if (stmt) {
     std::vector<std::string> listed;
     for (const auto &p : stmt->procs) {
-      listed.emplace_back(support::toString(p.kind));
+      listed.emplace_back(model::toString(p.kind));
       if (m.count(p.kind) > 0 && task.hasVariant(p.kind)) {
         c.kind = p.kind;
         return c;
@@ -142,20 +142,20 @@ ProcId Resolver::place(const model::PointTask &pt, ProcKind kind, ProcId parent,
   if (!task.hasVariant(pl.kind)) {
     std::vector<std::string> variants;
     for (ProcKind k : task.variants)
-      variants.emplace_back(support::toString(k));
+      variants.emplace_back(model::toString(k));
     fail("variant",
          fmt::format("Invalid mapper output: task {} was placed on a {} processor but has no {} variant (its "
                      "variants: {})",
-                     task.name, support::toString(pl.kind), support::toString(pl.kind), fmt::join(variants, ",")),
+                     task.name, model::toString(pl.kind), model::toString(pl.kind), fmt::join(variants, ",")),
          fmt::format("{} {} returns a point of a Machine({}) space", single ? "SingleTaskMap" : "IndexTaskMap",
-                     fn->name.text, support::toString(pl.kind)));
+                     fn->name.text, model::toString(pl.kind)));
   }
   return tb_.procId(pl.kind, static_cast<int>(at[0]), static_cast<int>(at[1]));
 }
 
 const TaskPolicy &Resolver::policyFor(int taskIndex, ProcKind kind) {
   TaskPolicy &tp =
-      taskPolicy_[static_cast<size_t>(taskIndex) * support::kProcKindNames.size() + static_cast<size_t>(kind)];
+      taskPolicy_[static_cast<size_t>(taskIndex) * model::kProcKindNames.size() + static_cast<size_t>(kind)];
   if (tp.resolved)
     return tp;
   const model::Task &task = app_.tasks[static_cast<size_t>(taskIndex)];
@@ -223,8 +223,8 @@ void Resolver::checkLayout(const model::PointTask &pt, const model::Access &a, M
     if (orderBad || soaBad)
       fail("layout", req.message,
            fmt::format("task {} argument {} ({}) in {} with layout {} {}; the {} variant needs {}{}{}", task.name,
-                       a.arg, regionName, support::toString(mem), soa ? "SOA" : "AOS", order,
-                       support::toString(kind), req.order ? *req.order : "", req.order && req.soa ? " " : "",
+                       a.arg, regionName, model::toString(mem), soa ? "SOA" : "AOS", order,
+                       model::toString(kind), req.order ? *req.order : "", req.order && req.soa ? " " : "",
                        req.soa ? "SOA" : "") +
                (line ? fmt::format(" (Layout statement at policy line {})", line) : " (Legion's default layout)"));
   }

@@ -70,18 +70,18 @@ Context::Context(const model::MachineModel &machine, const model::Program &progr
     tb.procBase[spec.kind] = static_cast<int>(tb.procs.size());
     for (int n = 0; n < machine.nodes; ++n)
       for (int i = 0; i < spec.perNode; ++i)
-        tb.procs.push_back({spec.kind, n, i, &spec, fmt::format("node{} {}{}", n, support::toString(spec.kind), i)});
+        tb.procs.push_back({spec.kind, n, i, &spec, fmt::format("node{} {}{}", n, model::toString(spec.kind), i)});
   }
   for (const auto &spec : machine.memories)
     for (int n = 0; n < machine.nodes; ++n) {
       if (!spec.per) {
-        tb.mems.push_back({spec.kind, n, ProcId(), &spec, fmt::format("{} node{}", support::toString(spec.kind), n)});
+        tb.mems.push_back({spec.kind, n, ProcId(), &spec, fmt::format("{} node{}", model::toString(spec.kind), n)});
         continue;
       }
       for (int i = 0; i < machine.count(*spec.per); ++i)
         tb.mems.push_back({spec.kind, n, tb.procId(*spec.per, n, i), &spec,
-                           fmt::format("{} node{} {}{}", support::toString(spec.kind), n,
-                                       support::toString(*spec.per), i)});
+                           fmt::format("{} node{} {}{}", model::toString(spec.kind), n,
+                                       model::toString(*spec.per), i)});
     }
   tb.reach.resize(tb.procs.size());
   tb.defaultMem.assign(tb.procs.size(), MemId());

@@ -6,7 +6,7 @@
 
 #include "sim/Simulator.h"
 #include "support/Check.h"
-#include "support/Kinds.h"
+#include "model/Kinds.h"
 
 #include <array>
 #include <compare>
@@ -41,7 +41,7 @@ using MemId = Id<struct MemTag>;   // a memory instance
 using PortId = Id<struct PortTag>; // one direction of a channel at one endpoint (a node or a memory)
 
 inline constexpr double kUs = 1e-6;
-inline constexpr size_t kMemKinds = support::kMemKindNames.size();
+inline constexpr size_t kMemKinds = model::kMemKindNames.size();
 
 struct ProcInst {
   ProcKind kind;

@@ -1,6 +1,6 @@
-#include "support/Kinds.h"
+#include "model/Kinds.h"
 
-namespace hone::support {
+namespace hone::model {
 
 std::string_view toString(ProcKind kind) { return kProcKindNames[static_cast<size_t>(kind)]; }
 std::string_view toString(MemKind kind) { return kMemKindNames[static_cast<size_t>(kind)]; }
@@ -19,4 +19,4 @@ std::optional<MemKind> parseMemKind(std::string_view text) {
   return std::nullopt;
 }
 
-} // namespace hone::support
+} // namespace hone::model
