@@ -37,9 +37,16 @@ KernelProfile profileVariant(const Manifest &m, const Variant &v, const std::str
     HONE_CHECK(std::any_of(profilers::profilers().begin(), profilers::profilers().end(),
                            [&](const profilers::Profiler *pr) { return pr->name == name; }),
                ("ProfileOptions::off names no profiler: " + name).c_str());
-  for (const profilers::Profiler *profiler : profilers::profilers())
-    if (!o.off.count(std::string(profiler->name)))
-      profiler->run(m, v, dir, o, p);
+  for (const profilers::Profiler *profiler : profilers::profilers()) {
+    if (o.off.count(std::string(profiler->name)))
+      continue;
+    if (auto why = profiler->unavailable ? profiler->unavailable(m, o, p) : std::nullopt) {
+      if (!why->empty())
+        p.skipped.push_back(fmt::format("{}: {}", profiler->name, *why));
+      continue;
+    }
+    profiler->run(m, v, dir, o, p);
+  }
   return p;
 }
 

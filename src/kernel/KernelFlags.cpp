@@ -14,10 +14,12 @@ public:
   KernelFlags(CLI::App &cmd, const tune::CommonFlags &common) : common_(common) {
     KernelOptions &k = options_;
     const char *group = "Kernels (--kernel; docs/KERNELS.md)";
-    project_ = cmd.add_option("--kernel", k.project, "Kernel project: a folder with hone.toml (hone kernel init makes one)")
-                   ->group(group);
+    project_ =
+        cmd.add_option("--kernel", k.project, "Kernel project: a folder with hone.toml (hone kernel init makes one)")
+            ->group(group);
     flags_.push_back(
-        cmd.add_flag("--no-profile", noProfile_, "Do not profile new bests (the guided agent reads profiles)")->group(group));
+        cmd.add_flag("--no-profile", noProfile_, "Do not profile new bests (the guided agent reads profiles)")
+            ->group(group));
     flags_.push_back(cmd.add_option("--final-rounds", k.finalRounds,
                                     "Interleaved rounds timing the best beside the unmodified program and its -O3 "
                                     "-march=native build when it is written (0: none)")
@@ -26,8 +28,8 @@ public:
     flags_.push_back(cmd.add_flag("--no-source-transforms", noSourceTransforms_,
                                   "No knobs of hone's own source transformations (only the manifest's)")
                          ->group(group));
-    flags_.push_back(
-        cmd.add_option("--ncu", k.ncuReport, "An Nsight Compute CSV report (ncu --csv) for the diagnosis")->group(group));
+    flags_.push_back(cmd.add_option("--ncu", k.ncuReport, "An Nsight Compute CSV report (ncu --csv) for the diagnosis")
+                         ->group(group));
   }
 
   bool chosen() const override { return project_->count() > 0; }

@@ -25,9 +25,9 @@ public:
     add(cmd.add_option("--evaluator", m.evaluator, "model (default) or command (real builds and runs)")
             ->capture_default_str()
             ->group(group));
-    commandOnly(cmd.add_option("--build", m.command.build,
-                               "Command evaluator: build command ({policy} {cpp} {dir} {hash})"),
-                group);
+    commandOnly(
+        cmd.add_option("--build", m.command.build, "Command evaluator: build command ({policy} {cpp} {dir} {hash})"),
+        group);
     commandOnly(cmd.add_option("--run", m.command.run, "Command evaluator: run command ({policy} {cpp} {dir} {hash})"),
                 group);
     commandOnly(cmd.add_option("--metric", m.command.metric, "Command evaluator: regex; group 1 is the metric"), group);
@@ -42,8 +42,8 @@ public:
                     ->capture_default_str()
                     ->check(CLI::Range(1, 1000)),
                 group);
-    commandOnly(
-        cmd.add_option("--memory-mb", memoryMb_, "Command evaluator: address-space limit per command (MiB)"), group);
+    commandOnly(cmd.add_option("--memory-mb", memoryMb_, "Command evaluator: address-space limit per command (MiB)"),
+                group);
     add(cmd.add_option("--surrogate", m.surrogate,
                        "Command evaluator: 'model' searches the performance model and runs only what it predicts best")
             ->check(CLI::IsMember({"model"}))

@@ -17,9 +17,9 @@ namespace hone::support {
 
 /// One rule that fired on a result.
 struct Finding {
-  std::string rule;     // the rule's id
-  std::string severity; // "error", "warning", "info"
-  std::string evidence; // the matched text or the bottleneck's sentence
+  std::string rule;                         // the rule's id
+  std::string severity;                     // "error", "warning", "info"
+  std::string evidence;                     // the matched text or the bottleneck's sentence
   std::string explanation;                  // "" below the exec+explain level, or when the rule has none
   std::string suggestion;                   // "" below exec+explain+suggest, or when the rule has none
   std::vector<std::string> transformations; // the rule's action: the catalogue entries that address it
@@ -32,8 +32,8 @@ struct Finding {
 /// Everything an agent is told about one result. Empty (no execution, no findings, not `given`): the
 /// result had no feedback (a replayed step of a run stored without it).
 struct Feedback {
-  bool given = false;         // feedback was made for the result (at any level)
-  std::string execution;      // the raw output's excerpt
+  bool given = false;    // feedback was made for the result (at any level)
+  std::string execution; // the raw output's excerpt
   std::vector<Finding> findings;
   /// Where the time goes, as the domain measured it (kernels: the loop nests' shares, `breakdown`,
   /// and the nests too cold to count, `cold`); null when the domain has none or the level is exec.

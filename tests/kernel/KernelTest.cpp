@@ -1262,6 +1262,27 @@ TEST(Diagnose, EachProfilerIsRegisteredOnceAndItsFindingsNameIt) {
   EXPECT_EQ(tools, (std::set<std::string>{"cachegrind", "remarks", "omp-schedules", "perf", "llvm-mca", "ptxas"}));
 }
 
+TEST(Diagnose, AProfilerSaysWhetherItCanMeasureBeforeItRuns) {
+  namespace pr = hone::kernel::profilers;
+  Manifest two;
+  two.sources = {"a.c", "b.c"};
+  ProfileOptions o;
+  KernelProfile cpu, gpu;
+  gpu.gpu = true;
+  // Said (in the profile's skipped list): llvm-mca needs one source file's assembly.
+  EXPECT_EQ(pr::kMca.unavailable(two, o, cpu).value_or("available"),
+            pr::onPath("llvm-mca") ? "needs the assembly of one source file; the project has several"
+                                   : "not installed (apt-get install llvm)");
+  // Left out silently: CPU tools on a GPU program, ptxas on a CPU one, Nsight Compute without a report.
+  for (const pr::Profiler *p : {&pr::kCachegrind, &pr::kMca, &pr::kRemarks})
+    EXPECT_EQ(p->unavailable(two, o, gpu), std::optional<std::string>("")) << p->name;
+  EXPECT_EQ(pr::kPtxas.unavailable(two, o, cpu), std::optional<std::string>(""));
+  EXPECT_EQ(pr::kNcu.unavailable(two, o, gpu), std::optional<std::string>(""));
+  o.ncuReport = "report.csv";
+  EXPECT_EQ(pr::kNcu.unavailable(two, o, gpu), std::nullopt);
+  EXPECT_EQ(pr::kPtxas.unavailable(two, o, gpu), std::nullopt);
+}
+
 TEST(Diagnose, FailureRulesReadHonesOwnMessages) {
   auto guide = hone::autoguide::AutoGuide::withDefaults();
   ASSERT_TRUE(guide);

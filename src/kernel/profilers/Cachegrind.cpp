@@ -297,99 +297,102 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
   return mine;
 }
 
+/// cachegrind runs CPU programs, under valgrind.
+std::optional<std::string> cachegrindUnavailable(const Manifest &, const ProfileOptions &, const KernelProfile &p) {
+  if (p.gpu)
+    return "";
+  if (!onPath("valgrind"))
+    return "valgrind is not installed (apt-get install valgrind)";
+  return std::nullopt;
+}
+
 /// cachegrind: exact instruction and cache-miss counts per function and line.
 void cachegrindRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o,
                    KernelProfile &p) {
-  if (!p.gpu) {
-    if (!onPath("valgrind")) {
-      p.skipped.push_back("cachegrind: valgrind is not installed (apt-get install valgrind)");
-    } else {
-      // The timed build (`[build] time_defines`): what is profiled is what is timed, not a dump.
-      std::vector<std::string> defines = m.profileDefines;
-      defines.insert(defines.end(), m.timeDefines.begin(), m.timeDefines.end());
-      BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, defines);
-      if (!b.ok) {
-        p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
-      } else {
-        std::string out = dir + "/cachegrind.out.%p";
-        auto underValgrind = [&](const std::string &exe) {
-          return runOnce(m, v, exe, dir + "/cg-run", o.seed,
-                         {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
-                          "--cachegrind-out-file=" + out},
-                         {dir + "/cachegrind.out.*"}, true);
+  // The timed build (`[build] time_defines`): what is profiled is what is timed, not a dump.
+  std::vector<std::string> defines = m.profileDefines;
+  defines.insert(defines.end(), m.timeDefines.begin(), m.timeDefines.end());
+  BuildResult b = build(m, v, dir + "/cg-build", {"-g"}, defines);
+  if (!b.ok) {
+    p.skipped.push_back("cachegrind: the profiling build failed: " + b.error);
+  } else {
+    std::string out = dir + "/cachegrind.out.%p";
+    auto underValgrind = [&](const std::string &exe) {
+      return runOnce(m, v, exe, dir + "/cg-run", o.seed,
+                     {"valgrind", "--tool=cachegrind", "--cache-sim=yes", "--trace-children=yes",
+                      "--cachegrind-out-file=" + out},
+                     {dir + "/cachegrind.out.*"}, true);
+    };
+    std::string profiled = b.exe;
+    RunResult r = underValgrind(b.exe);
+    // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
+    // that has them: the run stops at the first one with SIGILL, and its profile would say that no
+    // line of the program runs. The same code without AVX-512 has the same lines and loops.
+    if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
+      BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
+      if (narrow.ok) {
+        profiled = narrow.exe;
+        r = underValgrind(narrow.exe);
+        p.notes.push_back("cachegrind: valgrind cannot run AVX-512 instructions; profiled the build with "
+                          "-mno-avx512f added (the same lines and loops, narrower vectors)");
+      }
+    }
+    std::string best = programsOutput(dir, "cachegrind.out.", profiled);
+    if (best.empty()) {
+      p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
+    } else if (auto text = support::readFile(best)) {
+      auto parsed = parseCachegrind(*text);
+      if (parsed) {
+        // The largest functions outside the project (printf's family when a dump is timed).
+        std::vector<std::pair<std::string, double>> outside;
+        double total = parsed->totals.count("Ir") ? parsed->totals.at("Ir") : 0;
+        for (const auto &c : parsed->functions)
+          if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01 &&
+              c.function != "???" && c.function.rfind("0x", 0) != 0) // (a name, not an address)
+            outside.push_back({c.function, event(c, "Ir") / total});
+        std::stable_sort(outside.begin(), outside.end(),
+                         [](const auto &a, const auto &b) { return a.second > b.second; });
+        if (outside.size() > 4)
+          outside.resize(4);
+        // Keep the project's own code; name files relative to it.
+        auto keep = [&](std::vector<CostLine> &lines) {
+          std::vector<CostLine> mine;
+          for (auto &c : lines) {
+            std::string rel = variantRelative(m, v, dir, c.file);
+            if (rel.empty())
+              continue;
+            c.file = rel;
+            mine.push_back(std::move(c));
+          }
+          lines = std::move(mine);
         };
-        std::string profiled = b.exe;
-        RunResult r = underValgrind(b.exe);
-        // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
-        // that has them: the run stops at the first one with SIGILL, and its profile would say that no
-        // line of the program runs. The same code without AVX-512 has the same lines and loops.
-        if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
-          BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
-          if (narrow.ok) {
-            profiled = narrow.exe;
-            r = underValgrind(narrow.exe);
-            p.notes.push_back("cachegrind: valgrind cannot run AVX-512 instructions; profiled the build with "
-                              "-mno-avx512f added (the same lines and loops, narrower vectors)");
+        keep(parsed->functions);
+        keep(parsed->lines);
+        p.breakdown = timeBreakdown(m, v, *parsed);
+        if (p.breakdown)
+          p.breakdown->scope = m.timing.mode == "region" ? "region" : "process";
+        // What the nests' calls ran, when it can matter: a nest calls out and the code outside the
+        // project (or outside the nests) counts; a pure kernel is not run a second time.
+        if (p.breakdown && std::any_of(p.breakdown->nests.begin(), p.breakdown->nests.end(),
+                                       [](const NestShare &n) { return n.calls; })) {
+          double elsewhere = p.breakdown->outside;
+          for (const auto &f : p.breakdown->files)
+            elsewhere += f.second;
+          if (elsewhere >= Thresholds{}.coldShare) {
+            p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
+            if (p.callCosts)
+              addCallShares(*p.breakdown, *p.callCosts);
           }
         }
-        std::string best = programsOutput(dir, "cachegrind.out.", profiled);
-        if (best.empty()) {
-          p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
-        } else if (auto text = support::readFile(best)) {
-          auto parsed = parseCachegrind(*text);
-          if (parsed) {
-            // The largest functions outside the project (printf's family when a dump is timed).
-            std::vector<std::pair<std::string, double>> outside;
-            double total = parsed->totals.count("Ir") ? parsed->totals.at("Ir") : 0;
-            for (const auto &c : parsed->functions)
-              if (total > 0 && variantRelative(m, v, dir, c.file).empty() && event(c, "Ir") / total >= 0.01 &&
-                  c.function != "???" && c.function.rfind("0x", 0) != 0) // (a name, not an address)
-                outside.push_back({c.function, event(c, "Ir") / total});
-            std::stable_sort(outside.begin(), outside.end(),
-                             [](const auto &a, const auto &b) { return a.second > b.second; });
-            if (outside.size() > 4)
-              outside.resize(4);
-            // Keep the project's own code; name files relative to it.
-            auto keep = [&](std::vector<CostLine> &lines) {
-              std::vector<CostLine> mine;
-              for (auto &c : lines) {
-                std::string rel = variantRelative(m, v, dir, c.file);
-                if (rel.empty())
-                  continue;
-                c.file = rel;
-                mine.push_back(std::move(c));
-              }
-              lines = std::move(mine);
-            };
-            keep(parsed->functions);
-            keep(parsed->lines);
-            p.breakdown = timeBreakdown(m, v, *parsed);
-            if (p.breakdown)
-              p.breakdown->scope = m.timing.mode == "region" ? "region" : "process";
-            // What the nests' calls ran, when it can matter: a nest calls out and the code outside the
-            // project (or outside the nests) counts; a pure kernel is not run a second time.
-            if (p.breakdown && std::any_of(p.breakdown->nests.begin(), p.breakdown->nests.end(),
-                                           [](const NestShare &n) { return n.calls; })) {
-              double elsewhere = p.breakdown->outside;
-              for (const auto &f : p.breakdown->files)
-                elsewhere += f.second;
-              if (elsewhere >= Thresholds{}.coldShare) {
-                p.callCosts = callCostsOf(m, v, dir, profiled, o.seed, p);
-                if (p.callCosts)
-                  addCallShares(*p.breakdown, *p.callCosts);
-              }
-            }
-            if (!p.callCosts)
-              p.skipped.push_back("callgrind: not needed: no loop nest calls out while code outside the nests "
-                                  "counts (2% or more)");
-            if (p.breakdown)
-              p.breakdown->outsideFunctions = std::move(outside);
-            p.cachegrind = std::move(*parsed);
-            p.tools.push_back("cachegrind");
-          } else {
-            p.skipped.push_back("cachegrind: " + parsed.error().message);
-          }
-        }
+        if (!p.callCosts)
+          p.skipped.push_back("callgrind: not needed: no loop nest calls out while code outside the nests "
+                              "counts (2% or more)");
+        if (p.breakdown)
+          p.breakdown->outsideFunctions = std::move(outside);
+        p.cachegrind = std::move(*parsed);
+        p.tools.push_back("cachegrind");
+      } else {
+        p.skipped.push_back("cachegrind: " + parsed.error().message);
       }
     }
   }
@@ -439,6 +442,6 @@ void cachegrindJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kCachegrind{"cachegrind", cachegrindRun, cachegrindDiagnose, cachegrindJson};
+const Profiler kCachegrind{"cachegrind", cachegrindUnavailable, cachegrindRun, cachegrindDiagnose, cachegrindJson};
 
 } // namespace hone::kernel::profilers

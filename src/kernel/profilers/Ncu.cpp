@@ -107,17 +107,20 @@ namespace hone::kernel::profilers {
 namespace {
 
 /// The user's Nsight Compute report.
+/// Nsight Compute's report is read from a file taken on a GPU machine, when the user gives one.
+std::optional<std::string> ncuUnavailable(const Manifest &, const ProfileOptions &o, const KernelProfile &) {
+  return o.ncuReport.empty() ? std::optional<std::string>("") : std::nullopt;
+}
+
 void ncuRun(const Manifest & /*m*/, const Variant & /*v*/, const std::string & /*dir*/, const ProfileOptions &o,
             KernelProfile &p) {
-  if (!o.ncuReport.empty()) {
-    auto text = support::readFile(o.ncuReport);
-    auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
-    if (parsed) {
-      p.ncu = std::move(*parsed);
-      p.tools.push_back("ncu");
-    } else {
-      p.skipped.push_back(fmt::format("ncu: {}: {}", o.ncuReport, parsed.error().message));
-    }
+  auto text = support::readFile(o.ncuReport);
+  auto parsed = text ? parseNcuCsv(*text) : support::Expected<std::vector<NcuKernel>>(text.error());
+  if (parsed) {
+    p.ncu = std::move(*parsed);
+    p.tools.push_back("ncu");
+  } else {
+    p.skipped.push_back(fmt::format("ncu: {}: {}", o.ncuReport, parsed.error().message));
   }
 }
 
@@ -179,6 +182,6 @@ void ncuJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kNcu{"ncu", ncuRun, ncuDiagnose, ncuJson};
+const Profiler kNcu{"ncu", ncuUnavailable, ncuRun, ncuDiagnose, ncuJson};
 
 } // namespace hone::kernel::profilers

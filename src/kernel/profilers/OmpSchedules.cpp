@@ -188,6 +188,6 @@ void ompJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kOmpSchedules{"omp-schedules", ompRun, ompDiagnose, ompJson};
+const Profiler kOmpSchedules{"omp-schedules", nullptr, ompRun, ompDiagnose, ompJson};
 
 } // namespace hone::kernel::profilers

@@ -56,35 +56,38 @@ namespace hone::kernel::profilers {
 
 namespace {
 
+/// perf stat needs perf (its counters may still be refused: said by the run).
+std::optional<std::string> perfUnavailable(const Manifest &, const ProfileOptions &, const KernelProfile &) {
+  if (!onPath("perf"))
+    return "not installed (apt-get install linux-perf)";
+  return std::nullopt;
+}
+
 /// perf stat: CPU utilisation, and hardware counters where the machine exposes them.
 void perfRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o, KernelProfile &p) {
-  if (!onPath("perf")) {
-    p.skipped.push_back("perf: not installed (apt-get install linux-perf)");
-  } else {
-    BuildResult b = build(m, v, dir + "/perf-build", {}, m.timeDefines);
-    if (b.ok) {
-      std::string csv = dir + "/perf.csv";
-      RunResult r = runOnce(m, v, b.exe, dir + "/perf-run", o.seed,
-                            {"perf", "stat", "-x,", "-o", csv, "-e",
-                             "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"},
-                            {csv}, true);
-      auto text = support::readFile(csv);
-      auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
-      if (!r.ok()) {
-        p.skipped.push_back("perf: the program failed under perf stat: " + r.error);
-      } else if (parsed) {
-        if (!parsed->unsupported.empty())
-          p.skipped.push_back(fmt::format("perf: hardware counters not supported here ({}); software events only",
-                                          fmt::join(parsed->unsupported, ", ")));
-        p.perf = std::move(*parsed);
-        p.tools.push_back("perf");
-      } else {
-        p.skipped.push_back("perf: " + (r.ok() ? parsed.error().message : r.error) +
-                            " (perf_event_paranoid may forbid it)");
-      }
+  BuildResult b = build(m, v, dir + "/perf-build", {}, m.timeDefines);
+  if (b.ok) {
+    std::string csv = dir + "/perf.csv";
+    RunResult r = runOnce(m, v, b.exe, dir + "/perf-run", o.seed,
+                          {"perf", "stat", "-x,", "-o", csv, "-e",
+                           "task-clock,cycles,instructions,cache-references,cache-misses,branch-misses"},
+                          {csv}, true);
+    auto text = support::readFile(csv);
+    auto parsed = text ? parsePerfStat(*text) : support::Expected<PerfStat>(support::Error{text.error().message});
+    if (!r.ok()) {
+      p.skipped.push_back("perf: the program failed under perf stat: " + r.error);
+    } else if (parsed) {
+      if (!parsed->unsupported.empty())
+        p.skipped.push_back(fmt::format("perf: hardware counters not supported here ({}); software events only",
+                                        fmt::join(parsed->unsupported, ", ")));
+      p.perf = std::move(*parsed);
+      p.tools.push_back("perf");
     } else {
-      p.skipped.push_back("perf: the build failed: " + b.error);
+      p.skipped.push_back("perf: " + (r.ok() ? parsed.error().message : r.error) +
+                          " (perf_event_paranoid may forbid it)");
     }
+  } else {
+    p.skipped.push_back("perf: the build failed: " + b.error);
   }
 }
 
@@ -109,6 +112,6 @@ void perfJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kPerf{"perf", perfRun, perfDiagnose, perfJson};
+const Profiler kPerf{"perf", perfUnavailable, perfRun, perfDiagnose, perfJson};
 
 } // namespace hone::kernel::profilers

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,8 +41,13 @@ struct Findings {
 struct Profiler {
   /// Its name: what ProfileOptions::off names, and the tool its findings cite.
   std::string_view name;
-  /// Measures `v` of `m` in `dir` as `o` asks; adds what it read to `p`, or why it could not (a tool
-  /// that is not installed, a build or run that failed) to `p.skipped`. Never an error.
+  /// Whether it can measure `m` here (`p`: what profiling knows so far, e.g. whether it is a GPU
+  /// program): nullopt when it can; "" when it does not apply (a CPU tool on a GPU program, no report to
+  /// read), left out silently; otherwise why it cannot ("not installed (apt-get install llvm)"), said in
+  /// the profile's `skipped`. Checked before `run`; null: it always can (it reads the sources).
+  std::optional<std::string> (*unavailable)(const Manifest &m, const ProfileOptions &o, const KernelProfile &p);
+  /// Measures `v` of `m` in `dir` as `o` asks; adds what it read to `p`, or why it could not (a build or
+  /// run that failed, a report it cannot read) to `p.skipped`. Never an error.
   void (*run)(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions &o, KernelProfile &p);
   /// Adds the findings its measurements call for to `f` (from `f.p`, which any profiler may have filled).
   void (*diagnose)(Findings &f, const Thresholds &t);

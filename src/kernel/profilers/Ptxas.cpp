@@ -80,25 +80,28 @@ namespace hone::kernel::profilers {
 namespace {
 
 /// ptxas: registers, shared memory and spills per CUDA kernel.
+/// ptxas reports what CUDA kernels use.
+std::optional<std::string> ptxasUnavailable(const Manifest &, const ProfileOptions &, const KernelProfile &p) {
+  return p.gpu ? std::nullopt : std::optional<std::string>("");
+}
+
 void ptxasRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions & /*o*/,
               KernelProfile &p) {
-  if (p.gpu) {
-    // With [gpu] archs, ptxas compiles for each of them too: registers differ between architectures.
-    std::vector<std::string> extra = {"-Xptxas", "-v"};
-    for (const auto &a : m.gpuArchs)
-      if (auto arch = findGpuArch(a)) {
-        std::string digits = arch->name.substr(3);
-        extra.push_back(fmt::format("--generate-code=arch=compute_{},code={}", digits, arch->name));
-      }
-    BuildResult b = build(m, v, dir + "/ptxas", extra);
-    auto parsed = b.ok ? parsePtxas(b.log) : support::Expected<std::vector<PtxasKernel>>(support::Error{b.error});
-    if (parsed) {
-      p.ptxas = std::move(*parsed);
-      p.occupancy = projectOccupancy(m, v, p.ptxas);
-      p.tools.push_back("ptxas");
-    } else {
-      p.skipped.push_back("ptxas: " + parsed.error().message + (b.ok ? "" : "\n" + firstLines(b.log, 5)));
+  // With [gpu] archs, ptxas compiles for each of them too: registers differ between architectures.
+  std::vector<std::string> extra = {"-Xptxas", "-v"};
+  for (const auto &a : m.gpuArchs)
+    if (auto arch = findGpuArch(a)) {
+      std::string digits = arch->name.substr(3);
+      extra.push_back(fmt::format("--generate-code=arch=compute_{},code={}", digits, arch->name));
     }
+  BuildResult b = build(m, v, dir + "/ptxas", extra);
+  auto parsed = b.ok ? parsePtxas(b.log) : support::Expected<std::vector<PtxasKernel>>(support::Error{b.error});
+  if (parsed) {
+    p.ptxas = std::move(*parsed);
+    p.occupancy = projectOccupancy(m, v, p.ptxas);
+    p.tools.push_back("ptxas");
+  } else {
+    p.skipped.push_back("ptxas: " + parsed.error().message + (b.ok ? "" : "\n" + firstLines(b.log, 5)));
   }
 }
 
@@ -209,6 +212,6 @@ void ptxasJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kPtxas{"ptxas", ptxasRun, ptxasDiagnose, ptxasJson};
+const Profiler kPtxas{"ptxas", ptxasUnavailable, ptxasRun, ptxasDiagnose, ptxasJson};
 
 } // namespace hone::kernel::profilers

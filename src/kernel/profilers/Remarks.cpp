@@ -60,40 +60,43 @@ namespace hone::kernel::profilers {
 namespace {
 
 /// Compiler remarks: which loops vectorized, and why the others did not.
+/// The host compiler's vectorizer remarks are about CPU code.
+std::optional<std::string> remarksUnavailable(const Manifest &, const ProfileOptions &, const KernelProfile &p) {
+  return p.gpu ? std::optional<std::string>("") : std::nullopt;
+}
+
 void remarksRun(const Manifest &m, const Variant &v, const std::string &dir, const ProfileOptions & /*o*/,
                 KernelProfile &p) {
-  if (!p.gpu) {
-    BuildResult b = build(m, v, dir + "/remarks-gcc", {"-fopt-info-vec-all"});
-    std::vector<Remark> remarks;
-    bool ran = false;
-    if (b.ok) {
-      if (auto r = parseGccRemarks(b.log); r && !r->empty()) {
+  BuildResult b = build(m, v, dir + "/remarks-gcc", {"-fopt-info-vec-all"});
+  std::vector<Remark> remarks;
+  bool ran = false;
+  if (b.ok) {
+    if (auto r = parseGccRemarks(b.log); r && !r->empty()) {
+      remarks = std::move(*r);
+      ran = true;
+    }
+  }
+  if (!ran) {
+    BuildResult c =
+        build(m, v, dir + "/remarks-clang",
+              {"-Rpass=loop-vectorize", "-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
+    if (c.ok)
+      if (auto r = parseClangRemarks(c.log); r && !r->empty()) {
         remarks = std::move(*r);
         ran = true;
       }
+  }
+  if (ran) {
+    for (auto &r : remarks) {
+      std::string rel = variantRelative(m, v, dir, r.file);
+      if (rel.empty() || r.kind == "note")
+        continue;
+      r.file = rel;
+      p.remarks.push_back(std::move(r));
     }
-    if (!ran) {
-      BuildResult c =
-          build(m, v, dir + "/remarks-clang",
-                {"-Rpass=loop-vectorize", "-Rpass-missed=loop-vectorize", "-Rpass-analysis=loop-vectorize"});
-      if (c.ok)
-        if (auto r = parseClangRemarks(c.log); r && !r->empty()) {
-          remarks = std::move(*r);
-          ran = true;
-        }
-    }
-    if (ran) {
-      for (auto &r : remarks) {
-        std::string rel = variantRelative(m, v, dir, r.file);
-        if (rel.empty() || r.kind == "note")
-          continue;
-        r.file = rel;
-        p.remarks.push_back(std::move(r));
-      }
-      p.tools.push_back("remarks");
-    } else {
-      p.skipped.push_back("remarks: the compiler gave none (it takes gcc's -fopt-info-vec-all or clang's -Rpass)");
-    }
+    p.tools.push_back("remarks");
+  } else {
+    p.skipped.push_back("remarks: the compiler gave none (it takes gcc's -fopt-info-vec-all or clang's -Rpass)");
   }
 }
 
@@ -157,6 +160,6 @@ void remarksJson(const KernelProfile &p, json &j) {
 
 } // namespace
 
-const Profiler kRemarks{"remarks", remarksRun, remarksDiagnose, remarksJson};
+const Profiler kRemarks{"remarks", remarksUnavailable, remarksRun, remarksDiagnose, remarksJson};
 
 } // namespace hone::kernel::profilers
