@@ -7,6 +7,8 @@
 // gathered twice.
 #include "cli/Commands.h"
 
+#include "kernel/KernelDomain.h"
+#include "mapping/MappingDomain.h"
 #include "support/FileUtil.h"
 #include "support/Interrupt.h"
 #include "support/StringUtil.h"
@@ -118,7 +120,7 @@ void printSweep(const std::vector<tune::SweepTask> &tasks, store::Store &store, 
 
 void addSweepCommand(CLI::App &app, Action &action) {
   struct Options {
-    std::vector<std::string> apps, kernels, agents = {"guided"}, seeds = {"1"}, tuneArgs;
+    std::vector<std::string> apps, kernels, agents, seeds = {"1"}, tuneArgs; // agents: none, the domain's default
     size_t iterations = 10, jobs = 1;
     std::string machine, db = "hone.db", tag;
     bool json = false;
@@ -129,7 +131,7 @@ void addSweepCommand(CLI::App &app, Action &action) {
       "sweep", "Subjects x agents x seeds as one batch (here, or one Slurm array job), gathered into one store");
   cmd->add_option("--apps", opts->apps, "Application models, comma-separated (the mapping domain)");
   cmd->add_option("--kernels", opts->kernels, "Kernel project folders, comma-separated");
-  cmd->add_option("--agents", opts->agents, "Agents, comma-separated")->capture_default_str();
+  cmd->add_option("--agents", opts->agents, "Agents, comma-separated (default: the domain's default agent)");
   cmd->add_option("--seeds", opts->seeds, "Seeds: 1,2,5 or 1-3")->capture_default_str();
   cmd->add_option("--iterations", opts->iterations, "Evaluations per run")
       ->capture_default_str()
@@ -151,10 +153,9 @@ void addSweepCommand(CLI::App &app, Action &action) {
         std::cerr << "hone: sweep needs --apps A,B (application models) or --kernels DIR,DIR (kernel projects)\n";
         return kUsage;
       }
-      if (agents.empty()) {
-        std::cerr << "hone: --agents: no agent given\n";
-        return kUsage;
-      }
+      if (agents.empty()) // the default agent of the subjects' domain
+        agents.push_back(tune::Registry::instance().defaultAgent(kernels.empty() ? mapping::kDomainName
+                                                                                 : kernel::kDomainName));
       auto seeds = parseSeeds(opts->seeds);
       if (!seeds) {
         std::cerr << "hone: " << seeds.error().message << "\n";

@@ -146,31 +146,28 @@ void addLlmFlags(CLI::App *cmd, tune::LlmConfig &l, const char *llm) {
 }
 
 /// Flags given that the chosen agent or evaluator does not read: a warning each.
-void warnUnreadFlags(const TuneOptions &opts, CLI::App *cmd, const char *llm) {
-  // What the chosen agent does, as it registered (an agent of that name in any domain).
-  bool known = false, asksModel = false, usesStart = false;
+void warnUnreadFlags(const TuneOptions &opts, const TuneConfig &config, CLI::App *cmd, const char *llm) {
+  // What the run's agent does, as it registered (the domain's default when none was named).
+  const tune::Registry &registry = tune::Registry::instance();
+  std::string agent = config.agent.empty() ? registry.defaultAgent(config.domain) : config.agent;
+  const tune::AgentInfo *info = registry.agent(config.domain, agent);
+  bool known = info != nullptr, asksModel = info && info->asksModel, usesStart = info && info->usesStart;
   std::vector<std::string> modelAgents;
-  for (const tune::AgentInfo *a : tune::Registry::instance().agents()) {
-    if (a->asksModel && std::find(modelAgents.begin(), modelAgents.end(), a->name) == modelAgents.end())
+  for (const tune::AgentInfo *a : registry.agents(config.domain))
+    if (a->asksModel)
       modelAgents.push_back(a->name);
-    if (a->name == opts.config.agent) {
-      known = true;
-      asksModel = asksModel || a->asksModel;
-      usesStart = usesStart || a->usesStart;
-    }
-  }
   if (known && !asksModel)
     for (const CLI::Option *o : cmd->get_options([&](const CLI::Option *o) { return o->get_group() == llm; }))
       if (o->count() > 0)
         std::cerr << "hone: warning: " << o->get_name() << " has no effect without --agent "
                   << fmt::format("{}", fmt::join(modelAgents, " or --agent ")) << "\n";
   if (!opts.startFile.empty() && known && !usesStart)
-    std::cerr << "hone: warning: --start has no effect with --agent " << opts.config.agent
+    std::cerr << "hone: warning: --start has no effect with --agent " << agent
               << " (it searches the space from its default assignment)\n";
 }
 
 /// The run the flags describe, started.
-int startTune(const TuneOptions &opts) {
+int startTune(const TuneOptions &opts, CLI::App *cmd, const char *llm) {
   TuneConfig config = opts.config;
   std::vector<std::string> warnings;
   if (auto chosen = opts.domains->apply(config, warnings); !chosen) {
@@ -179,6 +176,7 @@ int startTune(const TuneOptions &opts) {
   }
   for (const std::string &w : warnings)
     std::cerr << "hone: warning: " << w << "\n";
+  warnUnreadFlags(opts, config, cmd, llm);
   if (!applyExecutorOptions(opts.executor, config))
     return kUsage;
   if (!opts.startFile.empty()) {
@@ -251,8 +249,7 @@ void addTuneCommand(CLI::App &app, Action &action) {
   CLI::Option *keyOption = addRefusedKeyOption(*cmd, opts->refusedKey);
   cmd->callback([opts, &action, keyOption, cmd, llm] {
     refuseKey(keyOption);
-    warnUnreadFlags(*opts, cmd, llm);
-    action = [opts]() -> int { return startTune(*opts); };
+    action = [opts, cmd, llm]() -> int { return startTune(*opts, cmd, llm); };
   });
 }
 

@@ -159,6 +159,12 @@ struct KernelProfile {
 /// The profile as JSON: its common fields (schema, tools, skipped, notes, cores, gpu), then each
 /// registered profiler's part (profilers::Profiler::toJson).
 nlohmann::json toJson(const KernelProfile &p);
+/// Each tool's records as the profile's JSON shows them (nlohmann's conversions; defined in their
+/// profiler's file).
+void to_json(nlohmann::json &j, const Remark &r);
+void to_json(nlohmann::json &j, const PtxasKernel &k);
+void to_json(nlohmann::json &j, const NcuKernel &k);
+void to_json(nlohmann::json &j, const OmpSchedule &o);
 nlohmann::json toJson(const TimeBreakdown &b);
 
 } // namespace hone::kernel

@@ -48,10 +48,8 @@ Version Version::with(const Edit &e) const {
   return v;
 }
 const Edit *Version::find(const std::string &key) const {
-  for (const auto &e : edits)
-    if (e.key == key)
-      return &e;
-  return nullptr;
+  auto it = std::find_if(edits.begin(), edits.end(), [&](const Edit &e) { return e.key == key; });
+  return it == edits.end() ? nullptr : &*it;
 }
 
 bool mentions(const std::string &text, const std::string &word) {

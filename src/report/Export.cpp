@@ -60,13 +60,8 @@ json corpusJson(const store::RunInfo &run, const std::vector<store::StepRecord> 
     }
   if (parent)
     for (const support::Finding &f : parent->feedback.findings) {
-      json d{{"rule", f.rule}, {"severity", f.severity}, {"evidence", f.evidence}};
-      if (!f.explanation.empty())
-        d["explanation"] = f.explanation;
-      if (!f.suggestion.empty())
-        d["suggestion"] = f.suggestion;
-      if (!f.transformations.empty())
-        d["transformations"] = f.transformations;
+      json d = support::toJson(f); // with the subject's place, not the whole subject
+      d.erase("subject");
       if (f.subject && !f.subject->file.empty())
         d["file"] = f.subject->file;
       if (f.subject && f.subject->line)

@@ -421,11 +421,14 @@ std::vector<StepRecord> Store::steps(int64_t run) {
     }
     r.seconds = s.real(11);
     std::string feedbackProblem;
-    auto feedback = support::readFeedback(parseJson(s.text(12), &feedbackProblem));
+    std::vector<std::string> leftOut; // findings that do not read: the others are kept
+    auto feedback = support::readFeedback(parseJson(s.text(12), &feedbackProblem), &leftOut);
     if (feedback)
       r.feedback = std::move(*feedback);
     else
       feedbackProblem = feedback.error().message;
+    if (!leftOut.empty())
+      feedbackProblem = fmt::format("{} left out", fmt::join(leftOut, "; "));
     if (!feedbackProblem.empty())
       r.evidenceProblem += fmt::format("{}the feedback of step {}: {}", r.evidenceProblem.empty() ? "" : "; ",
                                        r.sequence, feedbackProblem);

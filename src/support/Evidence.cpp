@@ -61,19 +61,21 @@ std::string typeName(const json &j) { return j.type_name(); }
 
 } // namespace
 
+std::optional<Error> readTextField(const json &j, const char *key, const std::string &at, std::string &out,
+                                   bool required) {
+  auto it = j.find(key);
+  if (it == j.end())
+    return required ? std::optional<Error>(Error{fmt::format("{}: no \"{}\"", at, key)}) : std::nullopt;
+  if (!it->is_string())
+    return Error{fmt::format("{}.{}: a string, not {}", at, key, typeName(*it))};
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
 Expected<Bottleneck> readBottleneck(const json &j, const std::string &at, bool kindRequired) {
   if (!j.is_object())
     return Error{fmt::format("{}: a bottleneck is an object, not {}", at, typeName(j))};
   Bottleneck b;
-  auto text = [&](const char *key, std::string &out, bool required) -> std::optional<Error> {
-    auto it = j.find(key);
-    if (it == j.end())
-      return required ? std::optional<Error>(Error{fmt::format("{}: no \"{}\"", at, key)}) : std::nullopt;
-    if (!it->is_string())
-      return Error{fmt::format("{}.{}: a string, not {}", at, key, typeName(*it))};
-    out = it->get<std::string>();
-    return std::nullopt;
-  };
   auto finite = [&](const json &v, const std::string &where) -> Expected<double> {
     if (!v.is_number())
       return Error{fmt::format("{}: not a number ({})", where, typeName(v))};
@@ -87,7 +89,7 @@ Expected<Bottleneck> readBottleneck(const json &j, const std::string &at, bool k
                                     {"detail", &b.detail, false},
                                     {"file", &b.file, false},
                                     {"tool", &b.tool, false}})
-    if (auto e = text(key, *out, required))
+    if (auto e = readTextField(j, key, at, *out, required))
       return *e;
   if (b.kind.empty() && kindRequired)
     return Error{fmt::format("{}.kind: empty", at)};

@@ -14,34 +14,25 @@ json toJson(const Feedback &f) {
     j["breakdown"] = f.breakdown;
   if (!f.cold.is_null())
     j["cold"] = f.cold;
-  for (const Finding &x : f.findings) {
-    json item{{"rule", x.rule}, {"severity", x.severity}, {"evidence", x.evidence}};
-    if (!x.explanation.empty())
-      item["explanation"] = x.explanation;
-    if (!x.suggestion.empty())
-      item["suggestion"] = x.suggestion;
-    if (!x.transformations.empty())
-      item["transformations"] = x.transformations;
-    if (x.subject)
-      item["subject"] = toJson(*x.subject);
-    j["findings"].push_back(std::move(item));
-  }
+  for (const Finding &x : f.findings)
+    j["findings"].push_back(toJson(x));
   return j;
 }
 
-namespace {
-
-/// The string at `key` of `j` into `out`; absent: left as it is, or an error when `required`.
-std::optional<Error> feedbackText(const json &j, const char *key, const std::string &at, std::string &out,
-                                  bool required) {
-  auto it = j.find(key);
-  if (it == j.end())
-    return required ? std::optional<Error>(Error{fmt::format("{}: no \"{}\"", at, key)}) : std::nullopt;
-  if (!it->is_string())
-    return Error{fmt::format("{}.{}: a string, not {}", at, key, it->type_name())};
-  out = it->get<std::string>();
-  return std::nullopt;
+json toJson(const Finding &x) {
+  json item{{"rule", x.rule}, {"severity", x.severity}, {"evidence", x.evidence}};
+  if (!x.explanation.empty())
+    item["explanation"] = x.explanation;
+  if (!x.suggestion.empty())
+    item["suggestion"] = x.suggestion;
+  if (!x.transformations.empty())
+    item["transformations"] = x.transformations;
+  if (x.subject)
+    item["subject"] = toJson(*x.subject);
+  return item;
 }
+
+namespace {
 
 Expected<Finding> readFinding(const json &j, const std::string &at) {
   if (!j.is_object())
@@ -52,7 +43,7 @@ Expected<Finding> readFinding(const json &j, const std::string &at) {
                                     {"evidence", &f.evidence, false},
                                     {"explanation", &f.explanation, false},
                                     {"suggestion", &f.suggestion, false}})
-    if (auto e = feedbackText(j, key, at, *out, required))
+    if (auto e = readTextField(j, key, at, *out, required))
       return *e;
   if (auto it = j.find("transformations"); it != j.end()) {
     if (!it->is_array())
@@ -77,23 +68,24 @@ Expected<Finding> readFinding(const json &j, const std::string &at) {
 
 } // namespace
 
-Expected<Feedback> readFeedback(const json &j) {
+Expected<Feedback> readFeedback(const json &j, std::vector<std::string> *leftOut) {
   Feedback out;
   if (j.is_null())
     return out;
   if (!j.is_object())
     return Error{fmt::format("feedback: an object, not {}", j.type_name())};
   out.given = true;
-  if (auto e = feedbackText(j, "execution", "feedback", out.execution, false))
+  if (auto e = readTextField(j, "execution", "feedback", out.execution, false))
     return *e;
   if (auto it = j.find("findings"); it != j.end()) {
     if (!it->is_array())
       return Error{fmt::format("findings: a list, not {}", it->type_name())};
     for (size_t i = 0; i < it->size(); ++i) {
       auto f = readFinding((*it)[i], fmt::format("findings[{}]", i));
-      if (!f)
-        return f.error();
-      out.findings.push_back(std::move(*f));
+      if (f)
+        out.findings.push_back(std::move(*f));
+      else if (leftOut)
+        leftOut->push_back(f.error().message);
     }
   }
   if (auto it = j.find("breakdown"); it != j.end())

@@ -44,9 +44,13 @@ struct Feedback {
 /// The JSON a store keeps and `hone show` prints: {"execution", "findings": [{rule, severity, evidence,
 /// explanation?, suggestion?, transformations?, subject?}], "breakdown"?, "cold"?}; null when not given.
 nlohmann::json toJson(const Feedback &f);
-/// Feedback from its JSON (null: none given); a finding that is not one is an error naming its place
-/// ("findings[1].rule: a string, not number"). Subjects stored without their kind (before
-/// 2026-12-07) are read with an empty kind.
-Expected<Feedback> readFeedback(const nlohmann::json &j);
+/// One finding as the feedback's JSON holds it: what was not said (an explanation below its level) is
+/// not written.
+nlohmann::json toJson(const Finding &f);
+/// Feedback from its JSON (null: none given): an error naming the place when the whole is not feedback
+/// ("feedback.execution: a string, not number"); a finding that is not one is left out, the others
+/// kept, and said in `leftOut` with its place ("findings[1].rule: a string, not number"). Subjects
+/// stored without their kind (before 2026-12-07) are read with an empty kind.
+Expected<Feedback> readFeedback(const nlohmann::json &j, std::vector<std::string> *leftOut = nullptr);
 
 } // namespace hone::support

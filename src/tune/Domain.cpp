@@ -63,7 +63,12 @@ const AgentInfo *Registry::agent(const std::string &domain, const std::string &n
 
 std::string Registry::defaultAgent(const std::string &domain) const {
   auto all = agents(domain);
-  return all.empty() ? "" : all.front()->name; // the default sorts first
+  if (!all.empty() && all.front()->isDefault) // the default sorts first
+    return all.front()->name;
+  for (const AgentInfo *a : all) // else the first the domain registered for itself
+    if (std::find(a->domains.begin(), a->domains.end(), domain) != a->domains.end())
+      return a->name;
+  return all.empty() ? "" : all.front()->name;
 }
 
 std::string Registry::agentHelp(const std::string &domain) const {

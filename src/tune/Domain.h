@@ -156,7 +156,7 @@ public:
   std::vector<const AgentInfo *> agents(const std::string &domain = "") const;
   const AgentInfo *agent(const std::string &domain, const std::string &name) const;
   /// The agent a run of `domain` uses when the user names none: the one registered as the default, else
-  /// the domain's first; "" when the domain has none.
+  /// the first registered for the domain itself, else the first that serves it; "" when none does.
   std::string defaultAgent(const std::string &domain) const;
   /// "guided (default): ...; ensemble: ..." for help texts.
   std::string agentHelp(const std::string &domain = "") const;

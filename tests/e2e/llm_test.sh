@@ -207,6 +207,9 @@ expect_err llm-bad-optimizer "not one of trace, opro, K-shot"
 check llm-options-without-llm 0 "$HONE" tune --app circuit --agent guided --iterations 1 --db "$TMP/guided.db" --llm-model m --optimizer opro
 expect_err llm-options-without-llm "--llm-model has no effect without --agent llm"
 expect_err llm-options-without-llm "--optimizer has no effect without --agent llm"
+# No --agent: the domain's default (guided) does not read them either.
+check llm-options-default-agent 0 "$HONE" tune --app circuit --iterations 1 --db "$TMP/default.db" --llm-model m
+expect_err llm-options-default-agent "--llm-model has no effect without --agent llm"
 
 # 7. Configuration: the key never on the command line; a config file; missing settings.
 check llm-key-refused 2 "$HONE" tune --app circuit "${LLM[@]}" --db "$DB" --llm-url "$URL" --api-key sk-do-not-print-me

@@ -158,21 +158,33 @@ TEST(Feedback, SubjectsStoredWithoutTheirKindStillRead) {
   EXPECT_EQ(f->findings[0].subject->detail, "the loop at k.c:3");
 }
 
-TEST(Feedback, DamagedFeedbackIsRefusedWithItsPlace) {
-  std::vector<std::pair<json, std::string>> cases = {
+TEST(Feedback, DamagedFeedbackIsRefusedWithItsPlaceAndADamagedFindingLeftOut) {
+  std::vector<std::pair<json, std::string>> refused = {
       {json::array(), "feedback: an object, not array"},
       {{{"execution", 3}}, "feedback.execution: a string, not number"},
       {{{"findings", "x"}}, "findings: a list, not string"},
-      {{{"findings", {1}}}, "findings[0]: a finding is an object, not number"},
-      {{{"findings", {{{"evidence", "e"}}}}}, "findings[0]: no \"rule\""},
-      {{{"findings", {{{"rule", "r"}, {"transformations", {1}}}}}}, "findings[0].transformations: a list of strings"},
-      {{{"findings", {{{"rule", "r"}, {"subject", {{"share", "big"}}}}}}},
-       "findings[0].subject.share: not a number (string)"},
   };
-  for (const auto &[j, message] : cases) {
+  for (const auto &[j, message] : refused) {
     auto f = readFeedback(j);
     ASSERT_FALSE(f) << j.dump();
     EXPECT_EQ(f.error().message, message) << j.dump();
+  }
+  // A finding that does not read is left out and said; the others are kept.
+  std::vector<std::pair<json, std::string>> damaged = {
+      {1, "findings[0]: a finding is an object, not number"},
+      {{{"evidence", "e"}}, "findings[0]: no \"rule\""},
+      {{{"rule", "r"}, {"transformations", {1}}}, "findings[0].transformations: a list of strings"},
+      {{{"rule", "r"}, {"subject", {{"share", "big"}}}}, "findings[0].subject.share: not a number (string)"},
+      {{{"rule", "r"}, {"subject", {{"numbers", {{"ipc", nullptr}}}}}}, "findings[0].subject.numbers.ipc: not a number (null)"},
+  };
+  for (const auto &[bad, message] : damaged) {
+    json j{{"execution", "x"}, {"findings", {bad, {{"rule", "kept"}}}}};
+    std::vector<std::string> leftOut;
+    auto f = readFeedback(j, &leftOut);
+    ASSERT_TRUE(f) << j.dump();
+    ASSERT_EQ(f->findings.size(), 1u) << j.dump();
+    EXPECT_EQ(f->findings[0].rule, "kept");
+    EXPECT_EQ(leftOut, std::vector<std::string>{message}) << j.dump();
   }
 }
 

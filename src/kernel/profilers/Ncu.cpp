@@ -100,6 +100,10 @@ Expected<std::vector<NcuKernel>> parseNcuCsv(const std::string &text) {
   return out;
 }
 
+void to_json(nlohmann::json &j, const NcuKernel &k) {
+  j = {{"id", k.id}, {"kernel", k.name}, {"block", k.blockSize}, {"grid", k.gridSize}, {"metrics", k.metrics}};
+}
+
 } // namespace hone::kernel
 
 namespace hone::kernel::profilers {
@@ -172,13 +176,7 @@ void ncuDiagnose(Findings &f, const Thresholds &t) {
 }
 
 /// Its part of the profile's JSON: each kernel's metrics from the report (an empty list when none).
-void ncuJson(const KernelProfile &p, json &j) {
-  json ncu = json::array();
-  for (const auto &k : p.ncu)
-    ncu.push_back(
-        {{"id", k.id}, {"kernel", k.name}, {"block", k.blockSize}, {"grid", k.gridSize}, {"metrics", k.metrics}});
-  j["ncu"] = ncu;
-}
+void ncuJson(const KernelProfile &p, json &j) { j["ncu"] = p.ncu; }
 
 } // namespace
 

@@ -86,6 +86,10 @@ std::vector<OmpSchedule> findOmpSchedules(const std::string &file, const std::st
   return out;
 }
 
+void to_json(nlohmann::json &j, const OmpSchedule &o) {
+  j = {{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}};
+}
+
 } // namespace hone::kernel
 
 namespace hone::kernel::profilers {
@@ -179,12 +183,7 @@ void ompDiagnose(Findings &f, const Thresholds &) {
 
 /// Its part of the profile's JSON: the schedule clauses, with what each runs with (an empty list when
 /// none).
-void ompJson(const KernelProfile &p, json &j) {
-  json omp = json::array();
-  for (const auto &o : p.ompSchedules)
-    omp.push_back({{"file", o.file}, {"line", o.line}, {"kind", o.kind}, {"chunk", o.chunk}, {"runs", o.runs}});
-  j["omp_schedules"] = omp;
-}
+void ompJson(const KernelProfile &p, json &j) { j["omp_schedules"] = p.ompSchedules; }
 
 } // namespace
 

@@ -11,8 +11,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <optional>
-
 #include <cstdint>
 #include <optional>
 #include <string>

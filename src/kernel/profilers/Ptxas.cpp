@@ -73,6 +73,16 @@ Expected<std::vector<PtxasKernel>> parsePtxas(const std::string &text) {
   return out;
 }
 
+void to_json(nlohmann::json &j, const PtxasKernel &k) {
+  j = {{"kernel", k.name},
+       {"arch", k.arch},
+       {"registers", k.registers},
+       {"shared_bytes", k.sharedBytes},
+       {"spill_stores", k.spillStores},
+       {"spill_loads", k.spillLoads},
+       {"stack_bytes", k.stackBytes}};
+}
+
 } // namespace hone::kernel
 
 namespace hone::kernel::profilers {
@@ -173,16 +183,7 @@ void ptxasDiagnose(Findings &f, const Thresholds &t) {
 /// Its part of the profile's JSON: each kernel's registers, shared memory and spills, and the static
 /// occupancy of each launch (empty lists when none).
 void ptxasJson(const KernelProfile &p, json &j) {
-  json ptx = json::array();
-  for (const auto &k : p.ptxas)
-    ptx.push_back({{"kernel", k.name},
-                   {"arch", k.arch},
-                   {"registers", k.registers},
-                   {"shared_bytes", k.sharedBytes},
-                   {"spill_stores", k.spillStores},
-                   {"spill_loads", k.spillLoads},
-                   {"stack_bytes", k.stackBytes}});
-  j["ptxas"] = ptx;
+  j["ptxas"] = p.ptxas;
   json occ = json::array();
   for (const auto &o : p.occupancy) {
     json item{{"kernel", o.kernel}, {"arch", o.arch}, {"launch", o.launch}, {"text", o.text}};

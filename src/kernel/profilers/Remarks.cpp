@@ -53,6 +53,10 @@ Expected<std::vector<Remark>> parseClangRemarks(const std::string &text) {
   });
 }
 
+void to_json(nlohmann::json &j, const Remark &r) {
+  j = {{"file", r.file}, {"line", r.line}, {"column", r.column}, {"kind", r.kind}, {"message", r.message}};
+}
+
 } // namespace hone::kernel
 
 namespace hone::kernel::profilers {
@@ -150,13 +154,7 @@ void remarksDiagnose(Findings &f, const Thresholds &t) {
 }
 
 /// Its part of the profile's JSON: the remarks of the project's files (an empty list when none).
-void remarksJson(const KernelProfile &p, json &j) {
-  json remarks = json::array();
-  for (const auto &r : p.remarks)
-    remarks.push_back(
-        {{"file", r.file}, {"line", r.line}, {"column", r.column}, {"kind", r.kind}, {"message", r.message}});
-  j["remarks"] = remarks;
-}
+void remarksJson(const KernelProfile &p, json &j) { j["remarks"] = p.remarks; }
 
 } // namespace
 
