@@ -100,6 +100,19 @@ int exitCodeOf(const support::Error &error);
 std::optional<LoadedModels> loadModels(const std::string &app, const std::string &machine, std::optional<double> size,
                                        int *failure);
 
+/// Makes `cmd`'s action load the models `opts` names (its `app`, `machine` and `size`) and run `body` on
+/// them; a model that does not load is said, with its exit code (loadModels).
+template <typename Options, typename Body>
+void onModels(CLI::App *cmd, Action &action, std::shared_ptr<Options> opts, Body body) {
+  cmd->callback([opts, &action, body] {
+    action = [opts, body]() -> int {
+      int failure = kUsage;
+      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
+      return models ? body(*models) : failure;
+    };
+  });
+}
+
 /// An existing experiment store (never creates one); prints why not and returns null.
 std::unique_ptr<store::Store> openStore(const std::string &db);
 

@@ -58,58 +58,51 @@ void addSimulateCommand(CLI::App &app, Action &action) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", opts->seed, "Seed of the noise")->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", opts->json, "Print one JSON object");
-  cmd->callback([opts, &action] {
-    action = [opts]() -> int {
-      int failure = kUsage;
-      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
-      if (!models)
-        return failure;
-      if (opts->file.empty() && opts->assign.empty()) {
-        std::cerr << "hone: simulate needs a policy file or --assign ASSIGNMENT.json\n";
-        return kUsage;
-      }
-      std::optional<support::SourceFile> file;
-      if (!opts->assign.empty()) {
-        mapping::Space space = mapping::Space::build(*models->app, *models->machine);
-        auto text = renderAssignment(space, opts->assign);
-        if (!text)
-          return kRejected;
-        file.emplace(opts->assign + ".map", *text);
-      } else {
-        file = readSource(opts->file);
-      }
-      if (!file)
+  onModels(cmd, action, opts, [opts](LoadedModels &loaded) -> int {
+    if (opts->file.empty() && opts->assign.empty()) {
+      std::cerr << "hone: simulate needs a policy file or --assign ASSIGNMENT.json\n";
+      return kUsage;
+    }
+    std::optional<support::SourceFile> file;
+    if (!opts->assign.empty()) {
+      mapping::Space space = mapping::Space::build(*loaded.app, *loaded.machine);
+      auto text = renderAssignment(space, opts->assign);
+      if (!text)
         return kRejected;
-      auto checked = dsl::checkSource(std::move(*file));
-      if (checked.ok()) {
-        sim::checkAgainstApp(checked.program, *models->app, *checked.diags);
-        checked.diags->sortByLocation();
-      }
-      printDiagnostics(checked);
-      if (!checked.ok())
-        return kRejected;
-      sim::Context context(*models->machine, *models->program);
-      sim::Result result = sim::simulate(context, checked.program, {opts->noise, opts->seed});
-      if (opts->json) {
-        nlohmann::json j = sim::toJson(result);
-        if (!opts->assign.empty()) { // for external tuners: the mapper and its score
-          j["mapper"] = checked.file->text();
-          j["score"] = 0.0;
-          if (auto expert = mapping::findExpertMapper(models->app->name); expert && result.ok) {
-            mapping::ModelEvaluator reference(*models->machine, *models->app, *models->program);
-            if (auto text = support::readFile(*expert)) {
-              auto r = reference.evaluate(engine::Candidate::make(*text));
-              if (r.ok())
-                j["score"] = result.throughput / r.metrics["throughput"];
-            }
+      file.emplace(opts->assign + ".map", *text);
+    } else {
+      file = readSource(opts->file);
+    }
+    if (!file)
+      return kRejected;
+    auto checked = dsl::checkSource(std::move(*file));
+    if (checked.ok()) {
+      sim::checkAgainstApp(checked.program, *loaded.app, *checked.diags);
+      checked.diags->sortByLocation();
+    }
+    printDiagnostics(checked);
+    if (!checked.ok())
+      return kRejected;
+    sim::Context context(*loaded.machine, *loaded.program);
+    sim::Result result = sim::simulate(context, checked.program, {opts->noise, opts->seed});
+    if (opts->json) {
+      nlohmann::json j = sim::toJson(result);
+      if (!opts->assign.empty()) { // for external tuners: the mapper and its score
+        j["mapper"] = checked.file->text();
+        j["score"] = 0.0;
+        if (auto expert = mapping::findExpertMapper(loaded.app->name); expert && result.ok) {
+          mapping::ModelEvaluator reference(*loaded.machine, *loaded.app, *loaded.program);
+          if (auto text = support::readFile(*expert)) {
+            auto r = reference.evaluate(engine::Candidate::make(*text));
+            if (r.ok())
+              j["score"] = result.throughput / r.metrics["throughput"];
           }
         }
-        std::cout << j.dump(2) << "\n";
       }
-      else
-        std::cout << sim::summarize(result, context);
-      return result.ok ? kOk : kRejected;
-    };
+      std::cout << j.dump(2) << "\n";
+    } else
+      std::cout << sim::summarize(result, context);
+    return result.ok ? kOk : kRejected;
   });
 }
 

@@ -48,36 +48,30 @@ void addSpaceCommand(CLI::App &app, Action &action) {
   cmd->add_option("--size", opts->size, "Problem size (default: the app's)");
   cmd->add_option("--render", opts->render, "Print the mapper of this assignment (JSON file) instead");
   cmd->add_flag("--json", opts->json, "Print the space as JSON: typed parameters and constraints");
-  cmd->callback([opts, &action] {
-    action = [opts]() -> int {
-      int failure = kUsage;
-      auto models = loadModels(opts->app, opts->machine, opts->size, &failure);
-      if (!models)
-        return failure;
-      mapping::Space space = mapping::Space::build(*models->app, *models->machine);
-      if (!opts->render.empty()) {
-        auto text = renderAssignment(space, opts->render);
-        if (!text)
-          return kRejected;
-        std::cout << *text;
-        return kOk;
-      }
-      if (opts->json) {
-        std::cout << space.describe().dump(2) << "\n";
-        return kOk;
-      }
-      std::cout << fmt::format("{} on {}: {} parameters, about 10^{:.1f} mappers\n\n", space.app(), space.machine(),
-                               space.params().size(), space.log10Size());
-      for (const auto &p : space.params())
-        std::cout << fmt::format("  {:<40} {}\n", p.name, fmt::join(p.values, " | "));
-      if (!space.constraints().empty()) {
-        std::cout << "\nconstraints:\n";
-        for (const auto &c : space.constraints())
-          std::cout << fmt::format("  {}{}: {}\n", c.param, c.dependsOn.empty() ? "" : " (given " + c.dependsOn + ")",
-                                   c.rule);
-      }
+  onModels(cmd, action, opts, [opts](LoadedModels &loaded) -> int {
+    mapping::Space space = mapping::Space::build(*loaded.app, *loaded.machine);
+    if (!opts->render.empty()) {
+      auto text = renderAssignment(space, opts->render);
+      if (!text)
+        return kRejected;
+      std::cout << *text;
       return kOk;
-    };
+    }
+    if (opts->json) {
+      std::cout << space.describe().dump(2) << "\n";
+      return kOk;
+    }
+    std::cout << fmt::format("{} on {}: {} parameters, about 10^{:.1f} mappers\n\n", space.app(), space.machine(),
+                             space.params().size(), space.log10Size());
+    for (const auto &p : space.params())
+      std::cout << fmt::format("  {:<40} {}\n", p.name, fmt::join(p.values, " | "));
+    if (!space.constraints().empty()) {
+      std::cout << "\nconstraints:\n";
+      for (const auto &c : space.constraints())
+        std::cout << fmt::format("  {}{}: {}\n", c.param, c.dependsOn.empty() ? "" : " (given " + c.dependsOn + ")",
+                                 c.rule);
+    }
+    return kOk;
   });
 }
 

@@ -61,14 +61,18 @@ std::string typeName(const json &j) { return j.type_name(); }
 
 } // namespace
 
-std::optional<Error> readTextField(const json &j, const char *key, const std::string &at, std::string &out,
-                                   bool required) {
-  auto it = j.find(key);
-  if (it == j.end())
-    return required ? std::optional<Error>(Error{fmt::format("{}: no \"{}\"", at, key)}) : std::nullopt;
-  if (!it->is_string())
-    return Error{fmt::format("{}.{}: a string, not {}", at, key, typeName(*it))};
-  out = it->get<std::string>();
+std::optional<Error> readTextFields(const json &j, const std::string &at, std::initializer_list<TextField> fields) {
+  for (const TextField &f : fields) {
+    auto it = j.find(f.key);
+    if (it == j.end()) {
+      if (f.required)
+        return Error{fmt::format("{}: no \"{}\"", at, f.key)};
+      continue;
+    }
+    if (!it->is_string())
+      return Error{fmt::format("{}.{}: a string, not {}", at, f.key, typeName(*it))};
+    *f.out = it->get<std::string>();
+  }
   return std::nullopt;
 }
 
@@ -84,13 +88,13 @@ Expected<Bottleneck> readBottleneck(const json &j, const std::string &at, bool k
       return Error{fmt::format("{}: not a finite number", where)};
     return d;
   };
-  for (auto [key, out, required] : {std::tuple{"kind", &b.kind, kindRequired},
-                                    {"resource", &b.subject, false},
-                                    {"detail", &b.detail, false},
-                                    {"file", &b.file, false},
-                                    {"tool", &b.tool, false}})
-    if (auto e = readTextField(j, key, at, *out, required))
-      return *e;
+  if (auto e = readTextFields(j, at,
+                              {{"kind", &b.kind, kindRequired},
+                               {"resource", &b.subject},
+                               {"detail", &b.detail},
+                               {"file", &b.file},
+                               {"tool", &b.tool}}))
+    return *e;
   if (b.kind.empty() && kindRequired)
     return Error{fmt::format("{}.kind: empty", at)};
   if (auto it = j.find("share"); it != j.end()) {

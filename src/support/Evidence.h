@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -57,10 +58,17 @@ struct Evidence {
 /// A bottleneck as JSON: {kind, resource, share, detail} and, when they are set, numbers ({name:
 /// value}), units ({name: unit}), file, line, prefer, tool. The form `hone simulate --json` shows.
 nlohmann::json toJson(const Bottleneck &b);
-/// The string at `key` of the object `j` into `out` (left as it is when absent); an error naming the
-/// place (`at`.`key`) when it is not a string, or absent and `required`.
-std::optional<Error> readTextField(const nlohmann::json &j, const char *key, const std::string &at, std::string &out,
-                                   bool required);
+/// A string field of a JSON object to read: its key, where it goes (left as it is when absent), and
+/// whether it must be there.
+struct TextField {
+  const char *key;
+  std::string *out;
+  bool required = false;
+};
+/// Reads `fields` of the object `j`; the first error names the place (`at`.`key`): a field that is not
+/// a string, or a required one that is absent.
+std::optional<Error> readTextFields(const nlohmann::json &j, const std::string &at,
+                                    std::initializer_list<TextField> fields);
 /// A bottleneck from its JSON; `at` names it in errors ("bottlenecks[2].share: not a number").
 Expected<Bottleneck> readBottleneck(const nlohmann::json &j, const std::string &at, bool kindRequired = true);
 /// The bottlenecks as a JSON array, in order.

@@ -38,13 +38,13 @@ Expected<Finding> readFinding(const json &j, const std::string &at) {
   if (!j.is_object())
     return Error{fmt::format("{}: a finding is an object, not {}", at, j.type_name())};
   Finding f;
-  for (auto [key, out, required] : {std::tuple{"rule", &f.rule, true},
-                                    {"severity", &f.severity, false},
-                                    {"evidence", &f.evidence, false},
-                                    {"explanation", &f.explanation, false},
-                                    {"suggestion", &f.suggestion, false}})
-    if (auto e = readTextField(j, key, at, *out, required))
-      return *e;
+  if (auto e = readTextFields(j, at,
+                              {{"rule", &f.rule, true},
+                               {"severity", &f.severity},
+                               {"evidence", &f.evidence},
+                               {"explanation", &f.explanation},
+                               {"suggestion", &f.suggestion}}))
+    return *e;
   if (auto it = j.find("transformations"); it != j.end()) {
     if (!it->is_array())
       return Error{fmt::format("{}.transformations: a list, not {}", at, it->type_name())};
@@ -75,7 +75,7 @@ Expected<Feedback> readFeedback(const json &j, std::vector<std::string> *leftOut
   if (!j.is_object())
     return Error{fmt::format("feedback: an object, not {}", j.type_name())};
   out.given = true;
-  if (auto e = readTextField(j, "execution", "feedback", out.execution, false))
+  if (auto e = readTextFields(j, "feedback", {{"execution", &out.execution}}))
     return *e;
   if (auto it = j.find("findings"); it != j.end()) {
     if (!it->is_array())
