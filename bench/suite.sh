@@ -7,17 +7,21 @@
 # Optimas-style table per agent and writes it, with the details, to OUT/suite-results.{md,json}.
 # A benchmark, not a test: timings are noisy on a shared machine. It never downloads anything.
 #   bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...]
-#                  [--rounds R] [--out DIR] [--hone PATH] [--no-profile]
+#                  [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--write]
+# --bests-only: measure again only each run's best (not every variant it accepted): much shorter when
+# several agents are compared; the correctness column then says "not re-measured".
+# With several agents, a paired table compares the first agent's best with each other's, program by
+# program, from the same interleaved rounds (the ratio of their times, round by round).
 # Suites: PolyBench/C (recognised by utilities/polybench.h; its programs are those listed in
 # utilities/benchmark_list, else every folder NAME holding NAME.c; the generator adds
 # -D<SIZE>_DATASET); any other folder whose programs follow the one-folder-per-program layout
 # (NAME/NAME.c, init alone; --size unused).
 # The suite is copied to OUT/suite first: the user's clone is never written to.
 set -euo pipefail
-usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--write]"
+usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--write]"
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
 suite=$1; shift
-agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1 write=0 invocation="bench/suite.sh <$(basename "$suite")> $*"
+agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1 write=0 bests=0 invocation="bench/suite.sh <$(basename "$suite")> $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --agent) agents="$agents $2"; shift ;;
@@ -28,6 +32,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --hone) hone=$2; shift ;;
     --no-profile) profile=0 ;;
+    --bests-only) bests=1 ;;
     --write) write=1 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
@@ -111,9 +116,9 @@ done
 # -O3 -march=native, measured side by side with the unmodified program in one interleaved
 # `hone kernel measure` (which validates each first, on the seeds of --seed 1: inputs the runs, at
 # --seed 2, never saw).
-python3 - "$out" "$hone" "$rounds" <<'PY'
+python3 - "$out" "$hone" "$rounds" "$bests" <<'PY'
 import json, os, sqlite3, subprocess, sys
-out, hone, rounds = sys.argv[1:4]
+out, hone, rounds, bests_only = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 db = os.path.join(out, "hone.db")
 c = sqlite3.connect(db) if os.path.exists(db) else None
 runs = c.execute("SELECT id, app, agent, config FROM runs ORDER BY id").fetchall() if c else []
@@ -128,6 +133,8 @@ for project, rs in by_dir.items():
     for rid, app, agent in rs:
         rows = c.execute("SELECT c.id, c.artifact, e.score, e.sequence FROM evaluations e JOIN candidates c "
                          "ON c.id = e.candidate_id WHERE e.run_id = ? AND e.status = 'ok'", (rid,)).fetchall()
+        if bests_only and rows:  # the run's best alone (the first of equal scores, as the run kept it)
+            rows = [max(rows, key=lambda r: (r[2], -r[3]))]
         for cid, artifact, score, seq in rows:
             path = os.path.join(out, "variants", f"run{rid}-c{cid}.toml")
             open(path, "w").write(artifact)
@@ -158,7 +165,8 @@ for project, rs in by_dir.items():
         s0 = knobs_of(start[0]) if start else {}
         changes = [f"{k}={v}" for k, v in sorted(b.get("knobs", {}).items()) if s0.get("knobs", {}).get(k) != v]
         rec = {"changes": changes, "source_changed": bool(b.get("files")),
-               "accepted": accepted, "correct": correct,
+               "accepted": None if bests_only else accepted, "correct": None if bests_only else correct,
+               "best_source": best or "", "best_samples": rb.get("samples", []),
                "best_speedup": rb.get("speedup", {}).get("median", 0.0),
                "o3_speedup": ro3.get("speedup", {}).get("median", 0.0),
                "o3_error": "" if ro3.get("speedup") else (ro3.get("error") or "not measured")[:300],
@@ -182,13 +190,17 @@ rows, detail = [], {"suite": kind, "programs": [dict(zip(["name", "dir", "status
 for agent in agents:
     mine = [(rid, app) for rid, app, a in runs if a == agent]
     evaluated = accepted = correct = improved = 0
+    unmeasured = False
     over_orig, over_o3, per = [], [], []
     for rid, app in mine:
         evaluated += c.execute("SELECT COUNT(*) FROM evaluations WHERE run_id = ?", (rid,)).fetchone()[0]
         path = os.path.join(out, "logs", f"measured-{rid}.json")
         m = json.load(open(path)) if os.path.exists(path) else {"accepted": 0, "correct": 0, "best_speedup": 0.0, "o3_speedup": 0.0}
-        accepted += m["accepted"]
-        correct += m["correct"]
+        if m["accepted"] is None:  # --bests-only: the accepted variants were not measured again
+            unmeasured = True
+        else:
+            accepted += m["accepted"]
+            correct += m["correct"]
         s, o3 = m["best_speedup"], m["o3_speedup"]
         improved += s > 1.05
         if s > 0:
@@ -197,7 +209,8 @@ for agent in agents:
             over_o3.append(s / o3)
         per.append({"program": app, "run": rid, **m})
     row = {"agent": f"{agent}@{iterations}", "set_up": f"{len(ready)}/{len(setup)}", "evaluated": evaluated,
-           "correct": f"{100 * correct / accepted:.0f}% ({correct}/{accepted})" if accepted else "-",
+           "correct": "not re-measured (--bests-only)" if unmeasured else
+                      f"{100 * correct / accepted:.0f}% ({correct}/{accepted})" if accepted else "-",
            "improved": f"{improved}/{len(mine)}", "gm_orig": f"{gm(over_orig):.2f}x" if over_orig else "-",
            "gm_o3": f"{gm(over_o3):.2f}x" if over_o3 else "-", "wall": f"{wall.get(agent, '0')} s"}
     rows.append(row)
@@ -227,7 +240,51 @@ for agent in agents:
         over = f"{s / o3:.2f}x" if s > 0 and o3 > 0 else "-"
         per_program.append(f"| {r['program']} | {agent} | {s:.2f}x | {o3_text} | {over} | "
                            f"{'yes' if r.get('source_changed') else 'no'} | {', '.join(r.get('changes', [])) or '-'} |")
-text = "\n".join(lines + [""] + per_program + [""] + notes) + "\n"
+# Paired: the first agent's best against each other agent's, program by program, from the same
+# interleaved rounds of one `hone kernel measure` (round r of both bests ran beside each other).
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+def paired(a, b):  # round-by-round ratios b/a of two bests' times -> (median, 95% half-width or None)
+    rs = sorted(y / x for x, y in zip(a, b) if x > 0 and y > 0)
+    if not rs:
+        return None, None
+    med = rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
+    if len(rs) < 2:
+        return med, None
+    mean = sum(rs) / len(rs)
+    sd = (sum((r - mean) ** 2 for r in rs) / (len(rs) - 1)) ** 0.5
+    return med, T95.get(len(rs) - 1, 1.96) * sd / len(rs) ** 0.5
+paired_lines = []
+if len(agents) >= 2:
+    first = agents[0]
+    mine = {r["program"]: r for r in detail["agents"][first]["runs"]}
+    for other in agents[1:]:
+        rows_p, at_least, within, counted = [], 0, 0, 0
+        for r in detail["agents"][other]["runs"]:
+            a = mine.get(r["program"])
+            if not a:
+                continue
+            if a.get("best_source") and a.get("best_source") == r.get("best_source"):
+                med, half = 1.0, 0.0
+            else:
+                med, half = paired(a.get("best_samples", []), r.get("best_samples", []))
+            if med is None:
+                rows_p.append(f"| {r['program']} | not measured | - | - |")
+                continue
+            counted += 1
+            at_least += med >= 1.0
+            near = med >= 1.0 or (half is not None and med + half >= 1.0)
+            within += near
+            h = half or 0.0
+            verdict = f"{first} faster" if med - h > 1.0 else f"{other} faster" if med + h < 1.0 else "within noise"
+            rows_p.append(f"| {r['program']} | {med:.2f}x | {'+- %.2f' % half if half is not None else '-'} | {verdict} |")
+        detail.setdefault("paired", {})[other] = {"programs": counted, "at_least": at_least, "within_noise": within}
+        pct = lambda n: f"{100 * n / counted:.0f}%" if counted else "-"
+        paired_lines += [f"{first}@{iterations} against {other}@{iterations}, paired (each program's two bests in the "
+                         f"same interleaved rounds; the ratio is {other}'s time over {first}'s, round by round, "
+                         f"its median and 95% CI): {first} at least as fast on {at_least}/{counted} ({pct(at_least)}) "
+                         f"by the median, {within}/{counted} ({pct(within)}) within the 95% CI.", "",
+                         f"| program | {other}'s time / {first}'s | 95% CI | verdict |", "|---|---|---|---|"] + rows_p + [""]
+text = "\n".join(lines + [""] + per_program + [""] + paired_lines + notes) + "\n"
 print(text)
 open(os.path.join(out, "suite-results.md"), "w").write(text)
 json.dump(detail, open(os.path.join(out, "suite-results.json"), "w"), indent=2)
