@@ -746,7 +746,7 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
     clear.push_back(outFile.string());
   r.process = shell(m, fmt::format("{}run-{}", prefix.empty() ? "" : "profile-", seed), command, rundir, m.runTimeoutS,
                     m.memoryMb, env, prefix, clear);
-  std::string errText; // source = "stderr": what the program wrote there
+  std::string &errText = r.stderrText; // source = "stderr": what the program wrote there
   if (m.output.source == "stderr") {
     auto text = readStderr(outFile);
     if (text)

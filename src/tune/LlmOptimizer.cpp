@@ -4,6 +4,7 @@
 #include "support/JsonText.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <thread>
@@ -154,6 +155,109 @@ std::string LlmOptimizer::triedText(const std::vector<Seen> &seen, std::optional
   return out;
 }
 
+namespace {
+
+/// A finding's identity across results: its rule and what it is about (a kernel finding's nest, a
+/// mapper finding's task or region), so that the same problem is recognised in two results.
+std::string findingKey(const support::Finding &f) {
+  if (!f.subject)
+    return f.rule;
+  return fmt::format("{}|{}|{}|{}:{}", f.rule, f.subject->kind, f.subject->subject, f.subject->file, f.subject->line);
+}
+/// Whether a prompt shows the finding (as feedbackText does: not at the exec level).
+bool shownFinding(const support::Finding &f) { return !f.explanation.empty() || !f.suggestion.empty(); }
+bool hasFinding(const support::Feedback &feedback, const std::string &key) {
+  return std::any_of(feedback.findings.begin(), feedback.findings.end(),
+                     [&](const support::Finding &f) { return shownFinding(f) && findingKey(f) == key; });
+}
+std::string findingLine(const support::Finding &f) {
+  return fmt::format("[{}] {}", f.severity.empty() ? "note" : f.severity,
+                     oneLine(f.explanation.empty() ? f.evidence : f.explanation, 140));
+}
+
+} // namespace
+
+std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optional<size_t> best, bool closed) {
+  if (!best)
+    return "(nothing has run successfully yet)\n";
+  const Seen &b = seen[*best];
+  if (!b.feedback.given)
+    return "(the current best has no analysis)\n";
+  constexpr size_t kMaxOpen = 8, kMaxClosed = 6, kMaxSteps = 3;
+  auto stepsText = [&](const std::vector<size_t> &steps) {
+    std::vector<std::string> parts;
+    for (size_t k = 0; k < steps.size() && k < kMaxSteps; ++k)
+      parts.push_back(
+          fmt::format("{} ({})", steps[k],
+                      seen[steps[k]].ok ? "score " + scoreText(true, seen[steps[k]].score) : seen[steps[k]].status));
+    if (steps.size() > kMaxSteps)
+      parts.push_back(fmt::format("{} more", steps.size() - kMaxSteps));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
+  // Open: what the current best's analysis still finds, with what the attempts since it first
+  // appeared did to it (left it, or lost it without scoring better than the best).
+  std::string open;
+  std::set<std::string> openKeys;
+  size_t listed = 0;
+  for (const support::Finding &f : b.feedback.findings) {
+    std::string key = findingKey(f);
+    if (!shownFinding(f) || !openKeys.insert(key).second)
+      continue;
+    if (++listed > kMaxOpen)
+      continue;
+    size_t first = *best;
+    for (size_t i = 0; i < *best; ++i)
+      if (hasFinding(seen[i].feedback, key)) {
+        first = i;
+        break;
+      }
+    std::vector<size_t> kept, gone;
+    for (size_t i = first + 1; i < seen.size(); ++i)
+      if (i != *best && seen[i].feedback.given)
+        (hasFinding(seen[i].feedback, key) ? kept : gone).push_back(i);
+    std::string what;
+    if (kept.empty() && gone.empty())
+      what = "no attempt has addressed it yet";
+    else {
+      if (!kept.empty())
+        what = fmt::format("{} later attempt{} left it", kept.size(), kept.size() == 1 ? "" : "s");
+      if (!gone.empty())
+        what += fmt::format("{}gone in step{} {}, none better than the best", what.empty() ? "" : "; ",
+                            gone.size() == 1 ? "" : "s", stepsText(gone));
+    }
+    open += fmt::format("- {} (since step {}): {}\n", findingLine(f), first, what);
+  }
+  if (listed > kMaxOpen)
+    open += fmt::format("- ({} more)\n", listed - kMaxOpen);
+  std::string out = "Still open (the current best's analysis, step " + std::to_string(*best) + "):\n" +
+                    (open.empty() ? "- nothing: no finding on the current best\n" : open);
+  if (!closed)
+    return out;
+  // Closed: findings of an earlier best (the best as it was when each step ran) that the current
+  // best no longer has: the decisions that moved the score answered them.
+  std::string done;
+  std::set<std::string> doneKeys;
+  std::optional<size_t> running;
+  listed = 0;
+  for (size_t i = 0; i < seen.size() && i < *best; ++i) {
+    if (!seen[i].ok || (running && seen[i].score <= seen[*running].score))
+      continue;
+    running = i;
+    for (const support::Finding &f : seen[i].feedback.findings) {
+      std::string key = findingKey(f);
+      if (!shownFinding(f) || openKeys.count(key) || !doneKeys.insert(key).second)
+        continue;
+      if (++listed <= kMaxClosed)
+        done += fmt::format("- {} (on step {}, then the best)\n", findingLine(f), i);
+    }
+  }
+  if (listed > kMaxClosed)
+    done += fmt::format("- ({} more)\n", listed - kMaxClosed);
+  if (!done.empty())
+    out += "Closed (gone from the current best):\n" + done;
+  return out;
+}
+
 std::vector<std::string> LlmOptimizer::fitBudget(const llm::Template &body, std::map<std::string, std::string> &values,
                                                  const std::string &system, size_t budget) const {
   std::vector<std::string> trimmed;
@@ -172,6 +276,8 @@ std::vector<std::string> LlmOptimizer::fitBudget(const llm::Template &body, std:
                                          name_)});
   if (values.count("tried"))
     order.push_back({"tried", triedText(seen_, best_, 5)});
+  if (values.count("evidence"))
+    order.push_back({"evidence", evidenceText(seen_, best_, false)});
   if (auto it = values.find("history"); it != values.end() && !it->second.empty()) {
     size_t keep = it->second.size() / 3;
     order.push_back({"history", "(earlier variants left out to keep this prompt within its size budget)\n" +
@@ -278,6 +384,7 @@ std::map<std::string, std::string> LlmOptimizer::optimizerValues() const {
                           scoreText(last.ok, last.score), name_, fence_, lastText, feedbackText(last.feedback));
   }
   values["tried"] = triedText(seen_, best_, kTriedLines);
+  values["evidence"] = evidenceText(seen_, best_, true);
   if (options_.optimizer == "opro") {
     std::vector<const Seen *> ranked;
     for (const auto &s : seen_)

@@ -216,6 +216,10 @@ private:
   /// Shortens values while the rendered prompt is over the budget; returns the names shortened.
   static std::string triedText(const std::vector<Seen> &seen, std::optional<size_t> best, size_t lines);
   static constexpr size_t kTriedLines = 20; // attempts listed one per line in {{tried}}
+  /// {{evidence}}: the current best's findings still open (since which step; what the attempts since
+  /// did to each: left it, or lost it without scoring better) and, with `closed`, the findings of
+  /// earlier bests that the current best no longer has.
+  static std::string evidenceText(const std::vector<Seen> &seen, std::optional<size_t> best, bool closed);
   std::vector<std::string> fitBudget(const llm::Template &body, std::map<std::string, std::string> &values,
                                      const std::string &system, size_t budget) const;
   std::vector<Seen> seen_;

@@ -155,15 +155,23 @@ for agent, a in d["agents"].items():
     for r in a["runs"]:
         assert r["correct"] == r["accepted"], r  # every accepted variant validates again
         assert r["o3_speedup"] > 0, r            # the compiler-only baseline was measured
+# The first agent against the other, paired: every program counted, from the same rounds.
+pr = d["paired"]["random"]
+assert pr["programs"] == 2 and 0 <= pr["at_least"] <= pr["within_noise"] <= 2, pr
 PY
 if grep -qE '^\| guided@2 \| 2/2 \| 4 \|' "$T" && grep -qE '^\| random@2 \| 2/2 \| 4 \|' "$T"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL table rows"; cat "$T"; fi
 # The user's suite is never written to.
 if [ ! -e "$S/linear/scale2/hone.toml" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL the suite was written to"; fi
-# --only picks programs; an unknown folder is an error.
-check only 0 bash "$SRC/bench/suite.sh" "$S" --only smooth --iterations 1 --size MINI --rounds 1 \
-  --out "$TMP/only-out" --hone "$HONE" --no-profile
-expect_out only "| guided@1 | 1/1 | 1 |"
+expect_out suite "guided@2 against random@2, paired"
+expect_out suite "| program | random's time / guided's | 95% CI | verdict |"
+# --only picks programs; --bests-only measures only the bests again (and says the correctness column
+# was not); an unknown folder is an error.
+check only 0 bash "$SRC/bench/suite.sh" "$S" --only smooth --agent guided --agent random --iterations 1 --size MINI \
+  --rounds 2 --out "$TMP/only-out" --hone "$HONE" --no-profile --bests-only
+expect_out only "| guided@1 | 1/1 | 1 | not re-measured (--bests-only) |"
+if grep -qE '^\| smooth \| [0-9.]+x \| \+- [0-9.]+ \| (guided faster|random faster|within noise) \|$' "$TMP/out"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL only: no paired row"; cat "$TMP/out"; fi
 check nosuite 2 bash "$SRC/bench/suite.sh" "$TMP/nowhere" --hone "$HONE"
 expect_err nosuite "no such folder"
 

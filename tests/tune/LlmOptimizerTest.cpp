@@ -67,7 +67,7 @@ struct LlmOptimizerTest : ::testing::Test {
     o.promptDirs = {prompts.string()};
     return o;
   }
-  engine::LoopOutcome run(LlmOptimizer &agent, size_t budget) {
+  engine::LoopOutcome run(LlmOptimizer &agent, size_t budget, engine::FeedbackFn feedback = nullptr) {
     engine::PoolEvaluator pool(
         [](const engine::Candidate &c) {
           engine::EvalResult r;
@@ -79,9 +79,10 @@ struct LlmOptimizerTest : ::testing::Test {
         1);
     engine::LoopOptions o;
     o.budget = budget;
-    engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
-      return hone::test::feedbackOf(json{{"execution", r.rawOutput}});
-    };
+    if (!feedback)
+      feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
+        return hone::test::feedbackOf(json{{"execution", r.rawOutput}});
+      };
     return engine::runLoop(agent, pool, feedback, nullptr, o);
   }
   static std::string answer(const std::string &number) {
@@ -162,6 +163,51 @@ TEST_F(LlmOptimizerTest, TheLastAttemptIsItsDiffFromTheBestAndEveryAttemptIsOneL
   EXPECT_EQ(ex.promptBytes, system.size() + prompt.size());
   EXPECT_EQ(ex.toJson("trace")["prompt_bytes"], ex.promptBytes);
   EXPECT_FALSE(ex.toJson("trace").contains("prompt_budget"));
+}
+
+// The evidence section: the current best's findings still open, what the attempts since did to each,
+// and the findings of an earlier best that the current best no longer has.
+TEST_F(LlmOptimizerTest, TheEvidenceSaysWhatIsStillOpenAndWhatTheDecisionsClosed) {
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy" / "trace.md").string(),
+                                           "```num\n{{number}}\n```\nTried:\n{{tried}}Evidence:\n{{evidence}}",
+                                           nullptr));
+  // Two rules: "odd" on odd numbers, "small" on numbers under 10 (with an explanation each).
+  engine::FeedbackFn feedback = [](const engine::Candidate &c, const engine::EvalResult &r) {
+    int n = std::stoi(c.artifact);
+    json findings = json::array();
+    if (n % 2)
+      findings.push_back({{"rule", "odd"}, {"severity", "warning"}, {"evidence", "odd"}, {"explanation", "it is odd"}});
+    if (n < 10)
+      findings.push_back({{"rule", "small"}, {"severity", "info"}, {"evidence", "<10"}, {"explanation", "it is small"}});
+    return hone::test::feedbackOf(json{{"execution", r.rawOutput}, {"findings", findings}});
+  };
+  server.then(FakeServer::reply(answer("4")));  // step 1: not odd, still small, worse
+  server.then(FakeServer::reply(answer("3")));  // step 2: odd and small, worse
+  server.then(FakeServer::reply(answer("11"))); // step 3: odd, not small: the new best
+  server.then(FakeServer::reply(answer("12")));
+  LlmOptimizer agent(std::make_unique<NumberCodec>(), "9", "nine", *client, options());
+  run(agent, 5, feedback);
+  ASSERT_EQ(server.requests.size(), 4u);
+  auto prompt = [&](size_t i) { return server.requests[i]["messages"][1]["content"].get<std::string>(); };
+  EXPECT_NE(prompt(0).find("Still open (the current best's analysis, step 0):\n"
+                           "- [warning] it is odd (since step 0): no attempt has addressed it yet\n"
+                           "- [info] it is small (since step 0): no attempt has addressed it yet\n"),
+            std::string::npos)
+      << prompt(0);
+  EXPECT_NE(prompt(2).find("- [warning] it is odd (since step 0): 1 later attempt left it; gone in step 1 "
+                           "(score 0.040), none better than the best\n"
+                           "- [info] it is small (since step 0): 2 later attempts left it\n"),
+            std::string::npos)
+      << prompt(2);
+  EXPECT_EQ(prompt(2).find("Closed"), std::string::npos) << prompt(2);
+  // Step 3 answered "small": closed; "odd" is still open on the new best, first seen on step 0.
+  EXPECT_NE(prompt(3).find("Still open (the current best's analysis, step 3):\n"
+                           "- [warning] it is odd (since step 0): 1 later attempt left it; gone in step 1 "
+                           "(score 0.040), none better than the best\n"
+                           "Closed (gone from the current best):\n"
+                           "- [info] it is small (on step 0, then the best)\n"),
+            std::string::npos)
+      << prompt(3);
 }
 
 /// A codec with a long manual that it can shorten.

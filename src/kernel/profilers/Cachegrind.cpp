@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 // ---- the parsers (declared in kernel/Profile.h) ----
@@ -278,6 +279,10 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
                          "--compress-pos=no", "--callgrind-out-file=" + dir + "/callgrind.out.%p"},
                         {dir + "/callgrind.out.*"}, true);
   std::string best = programsOutput(dir, "callgrind.out.", exe);
+  if (!r.process.ok() && !r.process.timedOut) {
+    p.skipped.push_back("callgrind: the program did not finish under valgrind (" + r.error + ")");
+    return std::nullopt;
+  }
   if (best.empty()) {
     p.skipped.push_back("callgrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
     return std::nullopt;
@@ -327,8 +332,13 @@ void cachegrindRun(const Manifest &m, const Variant &v, const std::string &dir, 
     RunResult r = underValgrind(b.exe);
     // Valgrind does not decode AVX-512 (EVEX) instructions, which `-march=native` emits on a machine
     // that has them: the run stops at the first one with SIGILL, and its profile would say that no
-    // line of the program runs. The same code without AVX-512 has the same lines and loops.
-    if (r.process.output.find("Unrecognised instruction") != std::string::npos) {
+    // line of the program runs. The same code without AVX-512 has the same lines and loops. Valgrind
+    // says so on stderr: the program's output when the manifest reads stderr.
+    auto unrecognised = [](const RunResult &run) {
+      constexpr std::string_view said = "Unrecognised instruction";
+      return run.process.output.find(said) != std::string::npos || run.stderrText.find(said) != std::string::npos;
+    };
+    if (unrecognised(r)) {
       BuildResult narrow = build(m, v, dir + "/cg-build", {"-g", "-mno-avx512f"}, defines);
       if (narrow.ok) {
         profiled = narrow.exe;
@@ -338,7 +348,11 @@ void cachegrindRun(const Manifest &m, const Variant &v, const std::string &dir, 
       }
     }
     std::string best = programsOutput(dir, "cachegrind.out.", profiled);
-    if (best.empty()) {
+    if (!r.process.ok() && !r.process.timedOut) {
+      // What valgrind counted of a run that failed (an instruction it could not run, a crash) is not
+      // where the program's time goes. A run stopped by the timeout is: the counts cover it until then.
+      p.skipped.push_back("cachegrind: the program did not finish under valgrind (" + r.error + ")");
+    } else if (best.empty()) {
       p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
     } else if (auto text = support::readFile(best)) {
       auto parsed = parseCachegrind(*text);
