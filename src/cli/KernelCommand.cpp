@@ -528,7 +528,7 @@ void addProfile(CLI::App &parent, Action &action) {
       if (opts->json) {
         json out{{"project", m->name}, {"knobs", v->knobs}, {"profile", kernel::toJson(p)}, {"diagnosis", diagnosis}};
         if (m->plan && p.cachegrind)
-          out["nests"] = kernel::nestHeat(*m, *p.cachegrind);
+          out["nests"] = kernel::nestHeat(*m, *p.cachegrind, p.breakdown ? &*p.breakdown : nullptr);
         out["findings"] = json::array();
         for (const auto &f : findings) {
           json subject; // the finding says its kind and detail itself

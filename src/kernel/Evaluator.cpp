@@ -721,7 +721,7 @@ EvalResult KernelEvaluator::evaluate(const engine::Candidate &candidate) {
       r.profile["cold"] = std::move(d.cold);
     }
     if (manifest_.plan && p.cachegrind) // where the time goes among the nests hone can transform
-      r.profile["nests"] = nestHeat(manifest_, *p.cachegrind);
+      r.profile["nests"] = nestHeat(manifest_, *p.cachegrind, p.breakdown ? &*p.breakdown : nullptr);
   }
   return done(std::move(r));
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 namespace hone::kernel {
 
@@ -218,33 +219,58 @@ std::optional<TimeBreakdown> timeBreakdown(const Manifest &m, const Variant &v, 
   return b;
 }
 
-nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg) {
+nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg, const TimeBreakdown *asBuilt) {
   struct Range {
     std::string file;
     int line, end;
     double ir = 0;
+    std::optional<double> share = std::nullopt; // from the variant's own nests, when they match
   };
   std::vector<Range> nests;
   for (const auto &k : m.knobs)
     if (k.kind == KnobKind::Source &&
         std::none_of(nests.begin(), nests.end(), [&](const Range &r) { return r.file == k.nestFile && r.line == k.nestLine; }))
       nests.push_back({k.nestFile, k.nestLine, k.nestEndLine});
+  // The variant's lines are not the plan's when its source knobs rewrote a file (a pragma above a
+  // loop, a tiled nest's new loops), but a rewrite keeps the order and number of a file's top-level
+  // nests, each in its function: the k-th nest as built is the k-th as the plan parsed it.
+  if (asBuilt && m.plan)
+    for (const auto &f : m.plan->program().files) {
+      std::vector<const NestShare *> built;
+      for (const auto &n : asBuilt->nests)
+        if (sameFile(n.file, f.name))
+          built.push_back(&n);
+      std::stable_sort(built.begin(), built.end(),
+                       [](const NestShare *a, const NestShare *b) { return a->line < b->line; });
+      bool matches = built.size() == f.nests.size();
+      for (size_t i = 0; matches && i < built.size(); ++i)
+        matches = built[i]->function == f.nests[i].function;
+      if (!matches)
+        continue; // line ranges below
+      for (size_t i = 0; i < built.size(); ++i)
+        for (auto &r : nests)
+          if (r.line == f.nests[i].line && sameFile(r.file, f.name))
+            r.share = built[i]->share;
+    }
   double total = cg.totals.count("Ir") ? cg.totals.at("Ir") : 0;
   if (total <= 0)
     for (const auto &f : cg.functions)
       total += f.events.count("Ir") ? f.events.at("Ir") : 0;
   for (const auto &c : cg.lines)
     for (auto &r : nests)
-      if (c.line >= r.line && c.line <= r.end && sameFile(c.file, r.file))
+      if (!r.share && c.line >= r.line && c.line <= r.end && sameFile(c.file, r.file))
         r.ir += c.events.count("Ir") ? c.events.at("Ir") : 0;
-  std::stable_sort(nests.begin(), nests.end(), [](const Range &a, const Range &b) { return a.ir > b.ir; });
+  for (auto &r : nests)
+    if (!r.share)
+      r.share = total > 0 ? r.ir / total : 0.0;
+  std::stable_sort(nests.begin(), nests.end(), [](const Range &a, const Range &b) { return *a.share > *b.share; });
   nlohmann::json out = nlohmann::json::array();
   for (const auto &r : nests)
     out.push_back({{"nest", fmt::format("{}:{}", r.file, r.line)},
                    {"file", r.file},
                    {"line", r.line},
                    {"end_line", r.end},
-                   {"share", total > 0 ? r.ir / total : 0.0}});
+                   {"share", *r.share}});
   return out;
 }
 

@@ -25,9 +25,12 @@ std::vector<std::string> parseArguments(const Manifest &m);
 support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOptions &options = {});
 
 /// The nests that have source knobs, each with its share of the program's instructions in a
-/// cachegrind profile, hottest first: [{"nest": "file:line", "file", "line", "end_line", "share"}].
-/// The guided agent transforms the hot nests, not every nest a program-wide finding could name.
-nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg);
+/// cachegrind profile, hottest first: [{"nest": "file:line", "file", "line", "end_line", "share"}]
+/// in the plan's lines. The guided agent transforms the hot nests, not every nest a program-wide
+/// finding could name. `asBuilt`: the profile's breakdown over the variant's own nests (its lines
+/// move when its source knobs rewrite a file), taken nest for nest where a file's nests match the
+/// plan's; without it, or where they do not match, the plan's line ranges count the lines.
+nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg, const TimeBreakdown *asBuilt = nullptr);
 
 /// Where the instructions of a cachegrind profile of `v` go: every top-level loop nest of the
 /// variant's editable C/C++ files (parsed as built), the rest of each project file, and the code

@@ -187,9 +187,7 @@ std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optio
   auto stepsText = [&](const std::vector<size_t> &steps) {
     std::vector<std::string> parts;
     for (size_t k = 0; k < steps.size() && k < kMaxSteps; ++k)
-      parts.push_back(
-          fmt::format("{} ({})", steps[k],
-                      seen[steps[k]].ok ? "score " + scoreText(true, seen[steps[k]].score) : seen[steps[k]].status));
+      parts.push_back(fmt::format("{} (score {})", steps[k], scoreText(true, seen[steps[k]].score)));
     if (steps.size() > kMaxSteps)
       parts.push_back(fmt::format("{} more", steps.size() - kMaxSteps));
     return fmt::format("{}", fmt::join(parts, ", "));
@@ -212,8 +210,8 @@ std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optio
         break;
       }
     std::vector<size_t> kept, gone;
-    for (size_t i = first + 1; i < seen.size(); ++i)
-      if (i != *best && seen[i].feedback.given)
+    for (size_t i = first + 1; i < seen.size(); ++i) // a failed run shows the failure, not this finding
+      if (i != *best && seen[i].ok && seen[i].feedback.given)
         (hasFinding(seen[i].feedback, key) ? kept : gone).push_back(i);
     std::string what;
     if (kept.empty() && gone.empty())

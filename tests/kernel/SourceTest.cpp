@@ -1163,6 +1163,50 @@ TEST(SourceKnobs, NestHeatSumsEachNestsLinesHottestFirst) {
   EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 0.1);
 }
 
+// A variant whose source knobs rewrote the file (pragmas inserted, a nest tiled) has its nests on other
+// lines than the plan's: its own nests, as the profile's breakdown parsed them, give each plan nest its
+// share, matched nest for nest; where a file's nests do not match, the plan's line ranges count.
+TEST(SourceKnobs, NestHeatOfARewrittenVariantFollowsTheVariantsOwnNests) {
+  Scratch s;
+  hone::kernel::Manifest m = racyProject(s);
+  ASSERT_TRUE(m.plan);
+  const auto *file = m.plan->program().file("k.c");
+  ASSERT_TRUE(file);
+  ASSERT_GE(file->nests.size(), 2u);
+  hone::kernel::CachegrindData cg;
+  cg.totals["Ir"] = 1000;
+  hone::kernel::CostLine hot;
+  hot.file = "k.c";
+  hot.line = 6; // in the plan's first nest; in the variant, a line of the pragma above its second
+  hot.events["Ir"] = 500;
+  cg.lines = {hot};
+  hone::kernel::TimeBreakdown built;
+  int shift = 0;
+  for (size_t i = 0; i < file->nests.size(); ++i) {
+    const auto &n = file->nests[i];
+    shift += 2; // each nest two lines further down than the one before
+    built.nests.push_back(
+        {"k.c", n.function, n.line + shift, n.endLine + shift, i == 1 ? 0.8 : 0.01, false, std::nullopt});
+  }
+  std::reverse(built.nests.begin(), built.nests.end()); // as a breakdown ranks them, not in source order
+  auto shareOf = [](const json &heat, const std::string &nest) {
+    for (const auto &h : heat)
+      if (h["nest"] == nest)
+        return h["share"].get<double>();
+    return -1.0;
+  };
+  std::string first = fmt::format("k.c:{}", file->nests[0].line), second = fmt::format("k.c:{}", file->nests[1].line);
+  json heat = hone::kernel::nestHeat(m, cg, &built);
+  EXPECT_DOUBLE_EQ(shareOf(heat, second), 0.8) << heat.dump();
+  EXPECT_DOUBLE_EQ(shareOf(heat, first), 0.01) << heat.dump();
+  EXPECT_EQ(heat[0]["nest"], second) << heat.dump();
+  // Nests that do not match the plan's (one missing): the plan's lines count, as without a breakdown.
+  built.nests.pop_back();
+  heat = hone::kernel::nestHeat(m, cg, &built);
+  EXPECT_DOUBLE_EQ(shareOf(heat, first), 0.5) << heat.dump();
+  EXPECT_EQ(heat, hone::kernel::nestHeat(m, cg));
+}
+
 TEST(SourceKnobs, AProfileThatSeesNoNestLeavesTheGuidedAgentItsHeat) {
   // A best whose profile attributes nothing to any nest (valgrind stopped at an instruction it cannot
   // decode) must not make every nest look cold: the agent keeps transforming the hot one.
