@@ -7,7 +7,9 @@
 # Optimas-style table per agent and writes it, with the details, to OUT/suite-results.{md,json}.
 # A benchmark, not a test: timings are noisy on a shared machine. It never downloads anything.
 #   bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...]
-#                  [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--write]
+#                  [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--report-only] [--write]
+# --report-only: runs nothing; makes the tables again from what an earlier invocation left in OUT
+# (its agents, unless --agent names some; give the same --iterations).
 # --bests-only: measure again only each run's best (not every variant it accepted): much shorter when
 # several agents are compared; the correctness column then says "not re-measured".
 # With several agents, a paired table compares the first agent's best with each other's, program by
@@ -18,10 +20,10 @@
 # (NAME/NAME.c, init alone; --size unused).
 # The suite is copied to OUT/suite first: the user's clone is never written to.
 set -euo pipefail
-usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--write]"
+usage="usage: bench/suite.sh SUITE_DIR [--agent A]... [--iterations N] [--size MEDIUM] [--only prog,...] [--rounds R] [--out DIR] [--hone PATH] [--no-profile] [--bests-only] [--report-only] [--write]"
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
 suite=$1; shift
-agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1 write=0 bests=0 invocation="bench/suite.sh <$(basename "$suite")> $*"
+agents="" iterations=10 size=MEDIUM only="" rounds=3 out="" hone="${HONE:-}" profile=1 write=0 bests=0 report=0 invocation="bench/suite.sh <$(basename "$suite")> $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --agent) agents="$agents $2"; shift ;;
@@ -33,12 +35,13 @@ while [ $# -gt 0 ]; do
     --hone) hone=$2; shift ;;
     --no-profile) profile=0 ;;
     --bests-only) bests=1 ;;
+    --report-only) report=1 ;;
     --write) write=1 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift
 done
-[ -n "$agents" ] || agents="guided"
+[ -n "$agents" ] || [ "$report" = 1 ] || agents="guided"
 [ -d "$suite" ] || { echo "bench/suite.sh: $suite: no such folder" >&2; exit 2; }
 case "$iterations$rounds" in *[!0-9]*) echo "bench/suite.sh: --iterations and --rounds take whole numbers" >&2; exit 2 ;; esac
 case "$size" in *[!A-Z]*|"") echo "bench/suite.sh: --size takes a dataset name such as MINI, SMALL, MEDIUM, LARGE" >&2; exit 2 ;; esac
@@ -48,9 +51,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 [ -n "$out" ] || out=$repo/runs/suite-$(basename "$(cd "$suite" && pwd)")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+if [ "$report" = 1 ]; then
+  [ -f "$out/setup.tsv" ] && [ -f "$out/wall.tsv" ] || { echo "bench/suite.sh: --report-only: $out holds no earlier run" >&2; exit 2; }
+  [ -n "$agents" ] || agents=$(cut -f1 "$out/wall.tsv" | tr '\n' ' ')
+else
 rm -rf "$out/suite" "$out/logs" "$out/hone.db" "$out/hone.db-wal" "$out/hone.db-shm" "$out/variants"
 mkdir -p "$out/logs" "$out/variants"
 cp -r "$suite" "$out/suite"
+fi
 kind=generic
 [ -f "$out/suite/utilities/polybench.h" ] && kind=polybench
 
@@ -80,6 +88,7 @@ fi
 [ -n "$programs" ] || { echo "bench/suite.sh: no programs (NAME/NAME.c) under $suite${only:+ matching --only $only}" >&2; exit 2; }
 echo "suite: $suite ($kind), $(echo $programs | wc -w) programs, agents:$agents, $iterations iterations" >&2
 
+if [ "$report" = 0 ]; then
 start=$(date +%s)
 : > "$out/setup.tsv"
 for p in $programs; do
@@ -149,7 +158,7 @@ for project, rs in by_dir.items():
         tried = [x for x in mine if x[2] > 0]
         accepted = len(tried)
         correct = sum(1 for path, _, _ in tried if path in results and "error" not in results[path])
-        best = max(mine, key=lambda x: x[1])[0] if mine else None
+        best = max(mine, key=lambda x: (x[1], -x[2]))[0] if mine else None  # the first of equal scores
         rb = results.get(best, {}) if best else {}
         ro3 = results.get(o3, {})
         # What the best changed from the run's start: its knobs that differ, and whether its source does.
@@ -174,8 +183,10 @@ for project, rs in by_dir.items():
         json.dump(rec, open(os.path.join(out, "logs", f"measured-{rid}.json"), "w"))
         print(f"re-measured run {rid} ({app}, {agent}): {rec}", file=sys.stderr)
 PY
+echo $(( $(date +%s) - start )) > "$out/elapsed"
+fi
 
-elapsed=$(( $(date +%s) - start ))
+elapsed=$(cat "$out/elapsed" 2>/dev/null || echo 0)
 python3 - "$out" "$iterations" "$elapsed" "$agents" "$kind" <<'PY'
 import json, math, os, sqlite3, sys
 out, iterations, elapsed, agents, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5]
@@ -229,7 +240,7 @@ notes = [f"- Suite: {kind}, {len(setup)} programs; not set up: {', '.join(failed
          "-O3 -march=native (medians over interleaved rounds); the geometric means are over the programs measured. "
          "\"not valid\": the -O3 -march=native build's outputs differ from the original's beyond the tolerance "
          "(it contracts to FMA); such a program has no speedup over it and is left out of that geometric mean.",
-         f"- {elapsed} s for this invocation."]
+         f"- {elapsed} s for the invocation that ran it." if elapsed > 0 else "- The invocation's wall time was not recorded."]
 per_program = ["| program | agent | best over the original | -O3 -march=native over the original | best over -O3 -march=native | source changed | what the best changed |",
                "|---|---|---|---|---|---|---|"]
 for agent in agents:
@@ -242,7 +253,10 @@ for agent in agents:
                            f"{'yes' if r.get('source_changed') else 'no'} | {', '.join(r.get('changes', [])) or '-'} |")
 # Paired: the first agent's best against each other agent's, program by program, from the same
 # interleaved rounds of one `hone kernel measure` (round r of both bests ran beside each other).
-T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20,
+       12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09, 20: 2.09, 25: 2.06, 30: 2.04}
+def t95(df):  # Student's t, two-sided 95%, for df degrees of freedom (the next smaller tabulated df: wider)
+    return T95.get(df) or T95[max(k for k in T95 if k <= df)] if df >= 1 else float("inf")
 def paired(a, b):  # round-by-round ratios b/a of two bests' times -> (median, 95% half-width or None)
     rs = sorted(y / x for x, y in zip(a, b) if x > 0 and y > 0)
     if not rs:
@@ -252,37 +266,42 @@ def paired(a, b):  # round-by-round ratios b/a of two bests' times -> (median, 9
         return med, None
     mean = sum(rs) / len(rs)
     sd = (sum((r - mean) ** 2 for r in rs) / (len(rs) - 1)) ** 0.5
-    return med, T95.get(len(rs) - 1, 1.96) * sd / len(rs) ** 0.5
+    return med, t95(len(rs) - 1) * sd / len(rs) ** 0.5
 paired_lines = []
 if len(agents) >= 2:
     first = agents[0]
     mine = {r["program"]: r for r in detail["agents"][first]["runs"]}
     for other in agents[1:]:
-        rows_p, at_least, within, counted = [], 0, 0, 0
-        for r in detail["agents"][other]["runs"]:
-            a = mine.get(r["program"])
-            if not a:
+        theirs = {r["program"]: r for r in detail["agents"][other]["runs"]}
+        rows_p, at_least, not_slower, counted, rows_json = [], 0, 0, 0, []
+        for program in list(mine) + [p for p in theirs if p not in mine]:
+            a, r = mine.get(program), theirs.get(program)
+            if not a or not r:
+                rows_p.append(f"| {program} | only {first if a else other} ran it | - | - |")
                 continue
-            if a.get("best_source") and a.get("best_source") == r.get("best_source"):
-                med, half = 1.0, 0.0
-            else:
-                med, half = paired(a.get("best_samples", []), r.get("best_samples", []))
+            med, half = paired(a.get("best_samples", []), r.get("best_samples", []))
             if med is None:
-                rows_p.append(f"| {r['program']} | not measured | - | - |")
+                rows_p.append(f"| {program} | not measured | - | - |")
                 continue
             counted += 1
             at_least += med >= 1.0
-            near = med >= 1.0 or (half is not None and med + half >= 1.0)
-            within += near
-            h = half or 0.0
-            verdict = f"{first} faster" if med - h > 1.0 else f"{other} faster" if med + h < 1.0 else "within noise"
-            rows_p.append(f"| {r['program']} | {med:.2f}x | {'+- %.2f' % half if half is not None else '-'} | {verdict} |")
-        detail.setdefault("paired", {})[other] = {"programs": counted, "at_least": at_least, "within_noise": within}
+            if half is None:  # one round: no interval
+                verdict = "one round: no interval"
+                not_slower += med >= 1.0
+            else:
+                verdict = f"{first} faster" if med - half > 1.0 else f"{other} faster" if med + half < 1.0 else "within noise"
+                not_slower += med + half >= 1.0
+            rows_json.append({"program": program, "ratio": med, "ci95": half, "verdict": verdict})
+            rows_p.append(f"| {program} | {med:.2f}x | {'+- %.2f' % half if half is not None else '-'} | {verdict} |")
+        missing = len(rows_p) - counted
+        detail.setdefault("paired", {})[other] = {"programs": counted, "at_least": at_least, "not_slower": not_slower,
+                                                  "not_compared": missing, "rows": rows_json}
         pct = lambda n: f"{100 * n / counted:.0f}%" if counted else "-"
         paired_lines += [f"{first}@{iterations} against {other}@{iterations}, paired (each program's two bests in the "
                          f"same interleaved rounds; the ratio is {other}'s time over {first}'s, round by round, "
                          f"its median and 95% CI): {first} at least as fast on {at_least}/{counted} ({pct(at_least)}) "
-                         f"by the median, {within}/{counted} ({pct(within)}) within the 95% CI.", "",
+                         f"by the median, not slower beyond the 95% CI on {not_slower}/{counted} ({pct(not_slower)})"
+                         + (f"; {missing} program(s) not compared (below)" if missing else "") + ".", "",
                          f"| program | {other}'s time / {first}'s | 95% CI | verdict |", "|---|---|---|---|"] + rows_p + [""]
 text = "\n".join(lines + [""] + per_program + [""] + paired_lines + notes) + "\n"
 print(text)

@@ -72,7 +72,7 @@ public:
   /// Times, scores and profiles are measured again in a replay: left out of the cache key.
   /// The catalogue shown follows the diagnostics, and the attempts list their scores: both measured.
   std::set<std::string> measuredValues() const override {
-    return {"score", "execution", "diagnostics", "feedback", "last", "history", "tried", "catalogue"};
+    return {"score", "execution", "diagnostics", "feedback", "last", "history", "tried", "evidence", "catalogue"};
   }
   /// A real model reads a prompt of about this many bytes well (docs/LLM.md, "Prompt size").
   size_t promptBudget() const override { return kPromptBudget; }

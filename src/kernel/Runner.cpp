@@ -746,7 +746,7 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
     clear.push_back(outFile.string());
   r.process = shell(m, fmt::format("{}run-{}", prefix.empty() ? "" : "profile-", seed), command, rundir, m.runTimeoutS,
                     m.memoryMb, env, prefix, clear);
-  std::string &errText = r.stderrText; // source = "stderr": what the program wrote there
+  std::string errText; // source = "stderr": what the program wrote there
   if (m.output.source == "stderr") {
     auto text = readStderr(outFile);
     if (text)
@@ -764,6 +764,7 @@ RunResult runOnce(const Manifest &m, const Variant &v, const std::string &exe, c
     }
     if (!r.process.output.empty() || !errText.empty())
       r.error += "; its last output: " + lastLine(errText.empty() ? r.process.output : errText);
+    r.stderrText = std::move(errText); // why it failed may be there (a tool's complaint before it)
     return r;
   }
   if (!r.error.empty())

@@ -102,7 +102,7 @@ struct RunResult {
                               // hex float, nan or inf, exact as printed); binary outputs: none
   std::string error;          // empty: ran and outputs were read
   double regionS = -1;        // the tagged time, in region mode
-  std::string stderrText;     // [output] source = "stderr": what the program (and a tool before it) wrote there
+  std::string stderrText;     // [output] source = "stderr" and the run failed: what it (or a tool before it) wrote there
   bool ok() const { return error.empty(); }
 };
 

@@ -29,7 +29,9 @@ support::Expected<std::string> addSourceKnobs(Manifest &m, const source::PlanOpt
 /// in the plan's lines. The guided agent transforms the hot nests, not every nest a program-wide
 /// finding could name. `asBuilt`: the profile's breakdown over the variant's own nests (its lines
 /// move when its source knobs rewrite a file), taken nest for nest where a file's nests match the
-/// plan's; without it, or where they do not match, the plan's line ranges count the lines.
+/// plan's; without it, or where they do not match, the plan's line ranges count the lines. When the
+/// manifest times a region of the program, the shares are of the editable files' instructions (the
+/// harness around the timed region is not scored).
 nlohmann::json nestHeat(const Manifest &m, const CachegrindData &cg, const TimeBreakdown *asBuilt = nullptr);
 
 /// Where the instructions of a cachegrind profile of `v` go: every top-level loop nest of the

@@ -183,7 +183,20 @@ std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optio
   const Seen &b = seen[*best];
   if (!b.feedback.given)
     return "(the current best has no analysis)\n";
+  if (!b.feedback.findings.empty() && std::none_of(b.feedback.findings.begin(), b.feedback.findings.end(), shownFinding))
+    return "(the analysis is not shown at this feedback level)\n";
   constexpr size_t kMaxOpen = 8, kMaxClosed = 6, kMaxSteps = 3;
+  // Each step's parent (the candidate it changed), and the current best's line of ancestors.
+  std::map<std::string, size_t> byHash;
+  for (size_t i = 0; i < seen.size(); ++i)
+    byHash.emplace(seen[i].hash, i);
+  auto parentOf = [&](size_t i) -> std::optional<size_t> {
+    auto it = seen[i].parent.empty() ? byHash.end() : byHash.find(seen[i].parent);
+    return it == byHash.end() || it->second == i ? std::nullopt : std::optional<size_t>(it->second);
+  };
+  std::vector<size_t> line{*best}; // the best, its parent, ... the start
+  for (auto p = parentOf(*best); p && line.size() <= seen.size(); p = parentOf(*p))
+    line.push_back(*p);
   auto stepsText = [&](const std::vector<size_t> &steps) {
     std::vector<std::string> parts;
     for (size_t k = 0; k < steps.size() && k < kMaxSteps; ++k)
@@ -192,8 +205,9 @@ std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optio
       parts.push_back(fmt::format("{} more", steps.size() - kMaxSteps));
     return fmt::format("{}", fmt::join(parts, ", "));
   };
-  // Open: what the current best's analysis still finds, with what the attempts since it first
-  // appeared did to it (left it, or lost it without scoring better than the best).
+  // Open: what the current best's analysis still finds: since when its line of ancestors has had it,
+  // and what the attempts made from a candidate that had it did (left it, or lost it without scoring
+  // better than the best). A failed run shows its failure, not the finding: it is neither.
   std::string open;
   std::set<std::string> openKeys;
   size_t listed = 0;
@@ -203,27 +217,30 @@ std::string LlmOptimizer::evidenceText(const std::vector<Seen> &seen, std::optio
       continue;
     if (++listed > kMaxOpen)
       continue;
-    size_t first = *best;
-    for (size_t i = 0; i < *best; ++i)
-      if (hasFinding(seen[i].feedback, key)) {
-        first = i;
+    size_t since = *best;
+    for (size_t a : line) { // from the best back: where the unbroken stretch that has it starts
+      if (!hasFinding(seen[a].feedback, key))
         break;
-      }
+      since = a;
+    }
     std::vector<size_t> kept, gone;
-    for (size_t i = first + 1; i < seen.size(); ++i) // a failed run shows the failure, not this finding
-      if (i != *best && seen[i].ok && seen[i].feedback.given)
-        (hasFinding(seen[i].feedback, key) ? kept : gone).push_back(i);
+    for (size_t i = 0; i < seen.size(); ++i) {
+      auto p = parentOf(i);
+      if (i == *best || !seen[i].ok || !seen[i].feedback.given || !p || !hasFinding(seen[*p].feedback, key))
+        continue;
+      (hasFinding(seen[i].feedback, key) ? kept : gone).push_back(i);
+    }
     std::string what;
     if (kept.empty() && gone.empty())
       what = "no attempt has addressed it yet";
     else {
       if (!kept.empty())
-        what = fmt::format("{} later attempt{} left it", kept.size(), kept.size() == 1 ? "" : "s");
+        what = fmt::format("{} attempt{} left it", kept.size(), kept.size() == 1 ? "" : "s");
       if (!gone.empty())
         what += fmt::format("{}gone in step{} {}, none better than the best", what.empty() ? "" : "; ",
                             gone.size() == 1 ? "" : "s", stepsText(gone));
     }
-    open += fmt::format("- {} (since step {}): {}\n", findingLine(f), first, what);
+    open += fmt::format("- {} (since step {}): {}\n", findingLine(f), since, what);
   }
   if (listed > kMaxOpen)
     open += fmt::format("- ({} more)\n", listed - kMaxOpen);
@@ -284,6 +301,9 @@ std::vector<std::string> LlmOptimizer::fitBudget(const llm::Template &body, std:
   for (auto &[name, shorter] : order) {
     if (size() <= budget)
       break;
+    // A value the template does not show is not shortened (nor said to be).
+    if (std::find(body.placeholders.begin(), body.placeholders.end(), name) == body.placeholders.end())
+      continue;
     auto it = values.find(name);
     if (it == values.end() || shorter.size() >= it->second.size())
       continue;

@@ -157,7 +157,14 @@ for agent, a in d["agents"].items():
         assert r["o3_speedup"] > 0, r            # the compiler-only baseline was measured
 # The first agent against the other, paired: every program counted, from the same rounds.
 pr = d["paired"]["random"]
-assert pr["programs"] == 2 and 0 <= pr["at_least"] <= pr["within_noise"] <= 2, pr
+assert pr["programs"] == 2 and pr["not_compared"] == 0 and 0 <= pr["at_least"] <= pr["not_slower"] <= 2, pr
+# One round: each ratio is the two bests' speedups over the same reference sample, divided the other
+# way round (random's time over guided's).
+speed = {(a, r["program"]): r["best_speedup"] for a in d["agents"] for r in d["agents"][a]["runs"]}
+for row in pr["rows"]:
+    expected = speed[("guided", row["program"])] / speed[("random", row["program"])]
+    assert abs(row["ratio"] / expected - 1) < 1e-6, (row, expected)
+    assert row["verdict"] == "one round: no interval", row
 PY
 if grep -qE '^\| guided@2 \| 2/2 \| 4 \|' "$T" && grep -qE '^\| random@2 \| 2/2 \| 4 \|' "$T"; then pass=$((pass + 1)); else
   fail=$((fail + 1)); echo "FAIL table rows"; cat "$T"; fi
@@ -172,6 +179,13 @@ check only 0 bash "$SRC/bench/suite.sh" "$S" --only smooth --agent guided --agen
 expect_out only "| guided@1 | 1/1 | 1 | not re-measured (--bests-only) |"
 if grep -qE '^\| smooth \| [0-9.]+x \| \+- [0-9.]+ \| (guided faster|random faster|within noise) \|$' "$TMP/out"; then
   pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL only: no paired row"; cat "$TMP/out"; fi
+# --report-only makes the tables again from what the run left, running nothing.
+rm -rf "$TMP/suite-out/suite/linear"
+check report 0 bash "$SRC/bench/suite.sh" "$S" --report-only --iterations 2 --out "$TMP/suite-out" --hone "$HONE"
+expect_out report "| guided@2 | 2/2 | 4 |"
+expect_out report "guided@2 against random@2, paired"
+check noreport 2 bash "$SRC/bench/suite.sh" "$S" --report-only --out "$TMP/nothing-here" --hone "$HONE"
+expect_err noreport "holds no earlier run"
 check nosuite 2 bash "$SRC/bench/suite.sh" "$TMP/nowhere" --hone "$HONE"
 expect_err nosuite "no such folder"
 

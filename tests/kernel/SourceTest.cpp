@@ -1161,6 +1161,19 @@ TEST(SourceKnobs, NestHeatSumsEachNestsLinesHottestFirst) {
   EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 0.7);
   EXPECT_EQ(heat[1]["nest"], "k.c:5");
   EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 0.1);
+  // A harness file (not editable) runs most of the instructions, outside the timed region: with the
+  // whole process timed it counts, with a region timed the shares are of the editable file's.
+  cg.totals["Ir"] = 10000;
+  hone::kernel::CostLine flush = line(3, 9150);
+  flush.file = "harness.c";
+  cg.lines.push_back(flush);
+  heat = hone::kernel::nestHeat(m, cg);
+  EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 0.07);
+  m.timing.mode = "region";
+  heat = hone::kernel::nestHeat(m, cg);
+  EXPECT_EQ(heat[0]["nest"], "k.c:7");
+  EXPECT_DOUBLE_EQ(heat[0]["share"].get<double>(), 700.0 / 850.0);
+  EXPECT_DOUBLE_EQ(heat[1]["share"].get<double>(), 100.0 / 850.0);
 }
 
 // A variant whose source knobs rewrote the file (pragmas inserted, a nest tiled) has its nests on other

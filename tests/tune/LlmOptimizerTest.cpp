@@ -194,20 +194,36 @@ TEST_F(LlmOptimizerTest, TheEvidenceSaysWhatIsStillOpenAndWhatTheDecisionsClosed
                            "- [info] it is small (since step 0): no attempt has addressed it yet\n"),
             std::string::npos)
       << prompt(0);
-  EXPECT_NE(prompt(2).find("- [warning] it is odd (since step 0): 1 later attempt left it; gone in step 1 "
+  EXPECT_NE(prompt(2).find("- [warning] it is odd (since step 0): 1 attempt left it; gone in step 1 "
                            "(score 0.040), none better than the best\n"
-                           "- [info] it is small (since step 0): 2 later attempts left it\n"),
+                           "- [info] it is small (since step 0): 2 attempts left it\n"),
             std::string::npos)
       << prompt(2);
   EXPECT_EQ(prompt(2).find("Closed"), std::string::npos) << prompt(2);
   // Step 3 answered "small": closed; "odd" is still open on the new best, first seen on step 0.
   EXPECT_NE(prompt(3).find("Still open (the current best's analysis, step 3):\n"
-                           "- [warning] it is odd (since step 0): 1 later attempt left it; gone in step 1 "
+                           "- [warning] it is odd (since step 0): 1 attempt left it; gone in step 1 "
                            "(score 0.040), none better than the best\n"
                            "Closed (gone from the current best):\n"
                            "- [info] it is small (on step 0, then the best)\n"),
             std::string::npos)
       << prompt(3);
+}
+
+// At the exec feedback level the findings carry no explanation: the section says it shows none, not
+// that there is none.
+TEST_F(LlmOptimizerTest, TheEvidenceAtTheExecLevelSaysItIsNotShown) {
+  ASSERT_TRUE(support::writeFileAtomically((prompts / "toy" / "trace.md").string(), "Evidence:\n{{evidence}}",
+                                           nullptr));
+  engine::FeedbackFn feedback = [](const engine::Candidate &, const engine::EvalResult &r) {
+    return hone::test::feedbackOf(
+        json{{"execution", r.rawOutput}, {"findings", json::array({{{"rule", "odd"}, {"evidence", "odd"}}})}});
+  };
+  server.then(FakeServer::reply(answer("4")));
+  LlmOptimizer agent(std::make_unique<NumberCodec>(), "9", "nine", *client, options());
+  run(agent, 2, feedback);
+  ASSERT_EQ(server.requests.size(), 1u);
+  EXPECT_EQ(server.requests[0]["messages"][1]["content"], "Evidence:\n(the analysis is not shown at this feedback level)\n");
 }
 
 /// A codec with a long manual that it can shorten.

@@ -279,7 +279,7 @@ std::optional<CallCosts> callCostsOf(const Manifest &m, const Variant &v, const 
                          "--compress-pos=no", "--callgrind-out-file=" + dir + "/callgrind.out.%p"},
                         {dir + "/callgrind.out.*"}, true);
   std::string best = programsOutput(dir, "callgrind.out.", exe);
-  if (!r.process.ok() && !r.process.timedOut) {
+  if (!r.process.ok()) {
     p.skipped.push_back("callgrind: the program did not finish under valgrind (" + r.error + ")");
     return std::nullopt;
   }
@@ -348,9 +348,11 @@ void cachegrindRun(const Manifest &m, const Variant &v, const std::string &dir, 
       }
     }
     std::string best = programsOutput(dir, "cachegrind.out.", profiled);
-    if (!r.process.ok() && !r.process.timedOut) {
+    if (!r.process.ok()) {
       // What valgrind counted of a run that failed (an instruction it could not run, a crash) is not
-      // where the program's time goes. A run stopped by the timeout is: the counts cover it until then.
+      // where the program's time goes; a run stopped at the timeout is killed before valgrind writes
+      // its counts, and another file of the prefix (a helper the run command started) is not the
+      // program's.
       p.skipped.push_back("cachegrind: the program did not finish under valgrind (" + r.error + ")");
     } else if (best.empty()) {
       p.skipped.push_back("cachegrind: no output (" + (r.ok() ? std::string("none written") : r.error) + ")");
