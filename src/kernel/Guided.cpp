@@ -1,11 +1,13 @@
 // The kernel domain's guided agent (KernelDomain.h). A reader's map:
-//   propose() - the start first; then the best untried edit: first those the
+//   propose() - the start first; then the best untried edit: first a source
+//               transformation that just paid off on one nest, on the other hot
+//               nests it applies to (analogy); then those the
 //               latest diagnosis calls for (finding -> catalogue transformation
 //               -> knobs of the roles that realise it), breadth first over the
 //               knobs (each one's first edit, largest share first, then seconds);
 //               then those that clearly lost on a knob still at the start's
 //               value, each with a companion the diagnosis calls for on
-//               another knob; then every knob's other
+//               another knob (of the same nest, for two source knobs); then every knob's other
 //               values, nearest first (exploration); then pairs.
 //   notify()  - keeps an improvement as the new base, remembers the latest
 //               findings (they come with the new best's profile), and counts
@@ -72,11 +74,16 @@ constexpr double kRevive = 1.25;
 /// A nest with less of the program's instructions than this is not transformed for a program-wide
 /// finding, nor explored: at best it saves its own share (Amdahl), under a typical timing CI.
 constexpr double kHotNest = 0.05;
+/// Companions of clear losses measured per epoch, at most: each loss has as many as the other knobs
+/// have values the diagnosis calls for, and a loss that only shows a bad knob value (-march=native on
+/// a program it slows, 3mm's) would otherwise spend the budget pairing it with every nest's knobs.
+constexpr size_t kCompanions = 3;
 
 struct Edit {
   KnobValues values;
   std::string rationale;
   std::string family; // the transformation it realises ("" for exploration)
+  bool companion = false; // a clear loss again with a companion (companionEdits)
 };
 
 class GuidedKernelAgent final : public engine::Strategy {
@@ -119,6 +126,8 @@ public:
       const Edit &e = pending_[i];
       tried_.insert(s.candidate.hash);
       scores_[s.candidate.hash] = s.result.ok() ? s.result.score : 0.0;
+      if (e.companion)
+        ++companionsIn_[epoch_];
       // Remember what each knob value scored as a change of the best (the prior of pairs).
       for (const auto &[name, value] : e.values)
         if (best_.count(name) && best_.at(name) != value) {
@@ -151,6 +160,11 @@ public:
         if (changed.size() == 1)
           reviveAt_[changed[0] + "=" + best_.at(changed[0])] = s.result.score * (s.result.score / bestScore_);
       }
+      if (s.result.ok() && improved && bestScore_ > 0)
+        for (const auto &[name, value] : e.values)
+          if (best_.count(name) && best_.at(name) != value)
+            if (const Knob *k = knob(name); k && k->kind == KnobKind::Source)
+              wins_.insert(wins_.begin(), {name, value, s.result.score / bestScore_});
       if (s.result.ok() && (improved || bestScore_ == 0)) {
         // A move smaller than kSettle is to a program that times like the old one: what the old base
         // told stays true (its losing edits are not tried again, its set-aside transformations stay
@@ -270,12 +284,42 @@ private:
   /// among them with a companion, the exploration of every knob, then pairs of knobs.
   std::vector<Edit> edits() const {
     std::vector<Edit> out, called; // called: every edit the diagnosis calls for, set aside or not
+    analogyEdits(out);
     diagnosedEdits(out, called);
     companionEdits(called, out);
     std::vector<const Knob *> knobs = explorable();
     explorationEdits(knobs, out);
     pairEdits(knobs, out);
     return out;
+  }
+
+  /// 0. A source transformation that paid off on one nest, on the other nests it applies to: the
+  /// same action with the same value (a `simd` that made one of 3mm's three products 10% quicker, on
+  /// the other two), the latest gain first. A nest of another shape has other values (a loop order
+  /// names its own loops): those are the diagnosis's and exploration's to find.
+  void analogyEdits(std::vector<Edit> &out) const {
+    std::vector<const Knob *> knobs = explorable();
+    for (const Win &w : wins_) {
+      const Knob *winner = knob(w.knob);
+      if (!winner || best_.count(w.knob) == 0 || best_.at(w.knob) != w.value)
+        continue; // a win the agent has moved away from since
+      for (const Knob *k : knobs) {
+        if (k == winner || k->kind != KnobKind::Source || k->role != winner->role || best_.at(k->name) == w.value ||
+            fruitless(k->name, w.value))
+          continue;
+        std::vector<std::string> values = order(*k, best_.at(k->name)); // proven, not beyond a worse one
+        if (std::find(values.begin(), values.end(), w.value) == values.end())
+          continue;
+        KnobValues v = best_;
+        v[k->name] = w.value;
+        if (!checkValues(manifest_, v))
+          continue;
+        out.push_back({v,
+                       fmt::format("{} {} -> {}: the same {} paid off on {} ({:.2f}x the best before it)", k->name,
+                                   best_.at(k->name), w.value, toString(k->role), w.knob, w.gain),
+                       ""});
+      }
+    }
   }
 
   /// 1. What the diagnosis calls for, largest share first, breadth first over the knobs it names; every
@@ -397,20 +441,32 @@ private:
     std::stable_sort(losers.begin(), losers.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     if (losers.size() > 2) // the two largest losses: the rest waits for exploration and pairs
       losers.resize(2);
+    auto spent = companionsIn_.find(epoch_);
+    size_t left = kCompanions - std::min(kCompanions, spent == companionsIn_.end() ? size_t{0} : spent->second);
     for (const auto &[score, loser] : losers) {
       std::string knob = changedKnob(loser);
+      const Knob *lk = this->knob(knob);
       for (const auto &[other, partner] : partners) {
         if (other == knob)
           continue;
+        // Two nests' transformations do not interact: each nest's time is its own (a companion on
+        // another nest only adds that nest's own gain or loss to the loser's).
+        if (const Knob *pk = this->knob(other); lk && pk && lk->kind == KnobKind::Source &&
+                                                pk->kind == KnobKind::Source &&
+                                                (lk->nestFile != pk->nestFile || lk->nestLine != pk->nestLine))
+          continue;
         KnobValues v = loser.values;
         v[other] = partner.values.at(other);
-        if (!checkValues(manifest_, v))
+        if (!checkValues(manifest_, v) || measured(v))
           continue;
+        if (left == 0)
+          return;
+        --left;
         out.push_back({v,
                        fmt::format("{} -> {} lost ({:.2f}x the best) but shows the knob matters: again with {} -> {}, "
                                    "which the diagnosis also calls for",
                                    knob, loser.values.at(knob), score / bestScore_, other, v.at(other)),
-                       ""});
+                       "", true});
       }
     }
   }
@@ -476,6 +532,14 @@ private:
     std::stable_sort(pairs.begin(), pairs.end(), [](const auto &x, const auto &y) { return x.first > y.first; });
     for (auto &p : pairs)
       out.push_back(std::move(p.second));
+  }
+
+  /// The manifest's knob called `name`; null when none.
+  const Knob *knob(const std::string &name) const {
+    for (const auto &k : manifest_.knobs)
+      if (k.name == name)
+        return &k;
+    return nullptr;
   }
 
   /// The share of the instructions in the nest a source knob transforms; nullopt when no profile
@@ -565,6 +629,12 @@ private:
   std::map<std::string, int> triedIn_;    // "KNOB=value" -> the epoch of the latest such edit
   std::map<std::string, double> reviveAt_; // "KNOB=value" that lost clearly -> the best that may retry it
   int epoch_ = 0;                         // moves of the best by kSettle or more
+  struct Win {
+    std::string knob, value;
+    double gain = 0; // the best's score after the move over before it
+  };
+  std::vector<Win> wins_; // source knob values that improved the best, the latest first
+  std::map<int, size_t> companionsIn_; // epoch -> companion edits measured in it
   double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;
