@@ -128,6 +128,16 @@ public:
       scores_[s.candidate.hash] = s.result.ok() ? s.result.score : 0.0;
       if (e.companion)
         ++companionsIn_[epoch_];
+      // One knob's value that made the program invalid (wrong results, a race) alone: the fault is
+      // that value's (an FMA contraction, a reordered reduction), and no other knob puts it right.
+      if (s.result.status == engine::EvalStatus::Invalid) {
+        std::vector<std::string> changed;
+        for (const auto &[name, value] : e.values)
+          if (best_.count(name) && best_.at(name) != value)
+            changed.push_back(name + "=" + value);
+        if (changed.size() == 1)
+          invalidAlone_.insert(changed[0]);
+      }
       // Remember what each knob value scored as a change of the best (the prior of pairs).
       for (const auto &[name, value] : e.values)
         if (best_.count(name) && best_.at(name) != value) {
@@ -516,6 +526,8 @@ private:
       for (size_t b = a + 1; b < knobs.size(); ++b)
         for (const auto &va : order(*knobs[a], best_.at(knobs[a]->name)))
           for (const auto &vb : order(*knobs[b], best_.at(knobs[b]->name))) {
+            if (invalid(knobs[a]->name, va) || invalid(knobs[b]->name, vb))
+              continue;
             KnobValues v = best_;
             v[knobs[a]->name] = va;
             v[knobs[b]->name] = vb;
@@ -594,6 +606,8 @@ private:
   /// as idle cores that more threads do not fill, would otherwise send the agent to the same values
   /// after every improvement). Pairs still combine it.
   bool fruitless(const std::string &name, const std::string &value) const {
+    if (invalid(name, value))
+      return true;
     auto it = fruitless_.find(name + "=" + value);
     if (it != fruitless_.end() && it->second >= 2)
       return true;
@@ -604,6 +618,11 @@ private:
     // Tried in this epoch (from this best, or from one it replaced by less than kSettle) and lost.
     auto at = triedIn_.find(name + "=" + value);
     return at != triedIn_.end() && at->second == epoch_;
+  }
+
+  /// Whether `name` = `value` alone made the program invalid, and no edit with it has scored since.
+  bool invalid(const std::string &name, const std::string &value) const {
+    return invalidAlone_.count(name + "=" + value) && singleScore(name, value) == 0;
   }
 
   /// What a single edit to `name` = `value` scored when it was tried (0: never, or failed).
@@ -635,6 +654,7 @@ private:
   };
   std::vector<Win> wins_; // source knob values that improved the best, the latest first
   std::map<int, size_t> companionsIn_; // epoch -> companion edits measured in it
+  std::set<std::string> invalidAlone_; // "KNOB=value" whose single edit made the program invalid
   double cores_ = std::max(1u, std::thread::hardware_concurrency());
   std::vector<Edit> pending_;
   bool startedOut_ = false;

@@ -1111,8 +1111,9 @@ source = ")" + stream + "\"\n");
       // Modelled: by llvm-mca's default CPU where that is the host's and has AVX-512 (a Rocket Lake
       // host), else by a CPU model that has it, which the notes name.
       EXPECT_TRUE(p.mca) << json(p.skipped).dump();
-      if (notes.find("llvm-mca:") != std::string::npos)
+      if (notes.find("llvm-mca:") != std::string::npos) {
         EXPECT_NE(notes.find("-mcpu="), std::string::npos) << notes;
+      }
     }
     fs::remove_all(dir);
   }
