@@ -652,7 +652,7 @@ private:
     std::string knob, value;
     double gain = 0; // the best's score after the move over before it
   };
-  std::vector<Win> wins_; // source knob values that improved the best, the latest first
+  std::vector<Win> wins_;              // source knob values that improved the best, the latest first
   std::map<int, size_t> companionsIn_; // epoch -> companion edits measured in it
   std::set<std::string> invalidAlone_; // "KNOB=value" whose single edit made the program invalid
   double cores_ = std::max(1u, std::thread::hardware_concurrency());

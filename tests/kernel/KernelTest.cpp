@@ -1059,6 +1059,25 @@ int main(void) {
   fs::remove_all(dir);
 }
 
+namespace {
+/// The reference of a one-file project in `dir` (k.c, built by cc with the manifest's own flags;
+/// `manifestTail` adds to its [build] table and holds the rest), profiled without the profilers in `off`.
+KernelProfile profileOneFile(const fs::path &dir, const std::string &source, const std::string &manifestTail,
+                             const std::set<std::string> &off) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "k.c") << source;
+  auto m = parseManifest((dir / "hone.toml").string(),
+                         "[project]\nsources = [\"k.c\"]\n[build]\ncommand = \"cc {cflags} {sources} -o {out}\"\n" +
+                             manifestTail);
+  EXPECT_TRUE(m) << m.error().message;
+  if (!m)
+    return {};
+  ProfileOptions only;
+  only.off = off;
+  return profileVariant(*m, referenceVariant(*m), (dir / "profile").string(), only);
+}
+} // namespace
+
 // With the outputs on stdout or on stderr: valgrind's complaint goes to stderr, which the manifest
 // may have taken for the program's outputs.
 TEST(Diagnose, AnAvx512BuildIsStillProfiledLineByLine) {
@@ -1070,36 +1089,26 @@ TEST(Diagnose, AnAvx512BuildIsStillProfiledLineByLine) {
   for (std::string stream : {"stdout", "stderr"}) {
     SCOPED_TRACE(stream);
     fs::path dir = fs::temp_directory_path() / ("hone-avx512-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    std::ofstream(dir / "k.c") << "#include <stdio.h>\n"
-                                  "static double a[4096], b[4096];\n"
-                                  "int main(void) {\n"
-                                  "  for (int i = 0; i < 4096; ++i) b[i] = i;\n"
-                                  "  for (int r = 0; r < 200; ++r)\n"
-                                  "    for (int i = 0; i < 4096; ++i)\n"
-                                  "      a[i] = a[i] * 0.5 + b[i] * 1.5;\n"
-                                  "  fprintf("
-                               << stream
-                               << ", \"%.17g\\n\", a[7]);\n"
-                                  "}\n";
+    std::set<std::string> off = {"perf", "remarks", "ptxas"};
+    bool mca = std::system("llvm-mca --version >/dev/null 2>&1") == 0;
+    if (!mca)
+      off.insert("llvm-mca");
     // Whether or not this machine has AVX-512, valgrind cannot decode it: the first profile stops at
     // the first such instruction. (A machine without it could not time this build, but can profile it.)
-    auto m = parseManifest((dir / "hone.toml").string(), R"(
-[project]
-sources = ["k.c"]
-[build]
-command = "cc {cflags} {sources} -o {out}"
-flags = "-O3 -mavx512f -mprefer-vector-width=512"
-[run]
-command = "{exe}"
-[output]
-source = ")" + stream + "\"\n");
-    ASSERT_TRUE(m) << m.error().message;
-    ProfileOptions only;
-    only.off = {"perf", "remarks", "ptxas"};
-    if (std::system("llvm-mca --version >/dev/null 2>&1") != 0)
-      only.off.insert("llvm-mca");
-    KernelProfile p = profileVariant(*m, referenceVariant(*m), (dir / "profile").string(), only);
+    KernelProfile p = profileOneFile(dir,
+                                     "#include <stdio.h>\n"
+                                     "static double a[4096], b[4096];\n"
+                                     "int main(void) {\n"
+                                     "  for (int i = 0; i < 4096; ++i) b[i] = i;\n"
+                                     "  for (int r = 0; r < 200; ++r)\n"
+                                     "    for (int i = 0; i < 4096; ++i)\n"
+                                     "      a[i] = a[i] * 0.5 + b[i] * 1.5;\n"
+                                     "  fprintf(" +
+                                         stream + ", \"%.17g\\n\", a[7]);\n}\n",
+                                     "flags = \"-O3 -mavx512f -mprefer-vector-width=512\"\n[run]\ncommand = \"{exe}\"\n"
+                                     "[output]\nsource = \"" +
+                                         stream + "\"\n",
+                                     off);
     ASSERT_TRUE(p.cachegrind) << json(p.skipped).dump();
     bool hot = std::any_of(p.cachegrind->lines.begin(), p.cachegrind->lines.end(), [](const CostLine &c) {
       return c.line == 7 && c.events.count("Ir") && c.events.at("Ir") > 1e5;
@@ -1107,7 +1116,7 @@ source = ")" + stream + "\"\n");
     EXPECT_TRUE(hot) << "the loop's line has its instructions";
     std::string notes = json(p.notes).dump();
     EXPECT_NE(notes.find("-mno-avx512f"), std::string::npos) << notes;
-    if (!only.off.count("llvm-mca")) {
+    if (mca) {
       // Modelled: by llvm-mca's default CPU where that is the host's and has AVX-512 (a Rocket Lake
       // host), else by a CPU model that has it, which the notes name.
       EXPECT_TRUE(p.mca) << json(p.skipped).dump();
@@ -1124,25 +1133,14 @@ TEST(Diagnose, AProfileOfARunThatCrashedIsNotData) {
   if (std::system("valgrind --version >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "valgrind is not installed";
   fs::path dir = fs::temp_directory_path() / ("hone-crash-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "k.c") << "#include <stdio.h>\n#include <stdlib.h>\n"
-                                "int main(void) {\n"
-                                "  printf(\"1\\n\");\n"
-                                "  fflush(stdout);\n"
-                                "  abort();\n"
-                                "}\n";
-  auto m = parseManifest((dir / "hone.toml").string(), R"(
-[project]
-sources = ["k.c"]
-[build]
-command = "cc {cflags} {sources} -o {out}"
-[run]
-command = "{exe}"
-)");
-  ASSERT_TRUE(m) << m.error().message;
-  ProfileOptions only;
-  only.off = {"perf", "remarks", "ptxas", "llvm-mca"};
-  KernelProfile p = profileVariant(*m, referenceVariant(*m), (dir / "profile").string(), only);
+  KernelProfile p = profileOneFile(dir,
+                                   "#include <stdio.h>\n#include <stdlib.h>\n"
+                                   "int main(void) {\n"
+                                   "  printf(\"1\\n\");\n"
+                                   "  fflush(stdout);\n"
+                                   "  abort();\n"
+                                   "}\n",
+                                   "[run]\ncommand = \"{exe}\"\n", {"perf", "remarks", "ptxas", "llvm-mca"});
   EXPECT_FALSE(p.cachegrind);
   std::string skipped = json(p.skipped).dump();
   EXPECT_NE(skipped.find("cachegrind: the program did not finish under valgrind ("), std::string::npos)
@@ -1510,6 +1508,12 @@ std::pair<std::vector<Proposal>, double> drive(const Manifest &m, int steps,
     double t = time(v->knobs);
     s.result.score = 10 / t;
     s.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+    if (t <= 0) { // a time of 0 or less stands for wrong results
+      s.result.status = hone::engine::EvalStatus::Invalid;
+      s.result.score = 0;
+      s.result.metrics.clear();
+      s.result.error = "wrong result on input 1 of 1";
+    }
     if (!profiled || profiled(v->knobs)) {
       s.result.evidence.tool = "kernel profilers";
       s.feedback = hone::test::feedbackOf(json{{"findings", findings}});
@@ -1635,6 +1639,27 @@ TEST(GuidedKernelAgent, AnEditThatClearlyLostIsTriedWithACompanion) {
   EXPECT_NE(winner->rationale.find("OMP_SCHEDULE -> static"), std::string::npos) << winner->rationale;
   // Before it, the diagnosis's single edits (the schedule's values that change nothing are not losses).
   EXPECT_LE(winner - proposals.begin(), 6);
+}
+
+TEST(GuidedKernelAgent, AValueThatMadeTheProgramInvalidIsNotTriedAgainNorPaired) {
+  // -ffast-math gives wrong results whatever the tile; the tiles change the time a little, so the
+  // agent explores and pairs them. Without the rule, each improvement would bring -ffast-math back
+  // alone and every pair would carry it too.
+  Manifest m = tileProject("[16, 32, 64, 128]", "[[knob]]\nname = \"flags\"\nkind = \"flags\"\n"
+                                                "values = [\"\", \"-O3 -ffast-math\", \"-O3\"]\n"
+                                                "[[knob]]\nname = \"UNROLL\"\nrole = \"unroll\"\nvalues = [1, 2, 4]\n");
+  auto time = [](const KnobValues &k) {
+    if (k.at("flags") == "-O3 -ffast-math")
+      return -1.0;
+    return 1.0 - 0.1 * std::stod(k.at("TILE")) / 128 - 0.1 * std::stod(k.at("UNROLL")) / 4;
+  };
+  json findings = json::array({finding("kernel-not-vectorized-reduction", "the loop at k.c:3 is not vectorized",
+                                       "fast-math-reassociation", 0.5)});
+  auto [proposals, best] = drive(m, 40, time, findings);
+  size_t fastMath = std::count_if(proposals.begin(), proposals.end(),
+                                  [](const Proposal &p) { return p.knobs.at("flags") == "-O3 -ffast-math"; });
+  EXPECT_EQ(fastMath, 1u);
+  EXPECT_NEAR(best, 10 / 0.8, 1e-9); // the tiles and unrolls were still explored: TILE 128, UNROLL 4
 }
 
 TEST(GuidedKernelAgent, DeterministicForResume) {

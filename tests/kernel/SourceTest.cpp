@@ -19,9 +19,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <unistd.h>
@@ -1272,6 +1275,133 @@ TEST(SourceKnobs, AProfileThatSeesNoNestLeavesTheGuidedAgentItsHeat) {
     hotNest = hotNest || (v->knobs.at("flags") != "" && v->knobs.at("k.c:6.parallel") == "on");
   }
   EXPECT_TRUE(hotNest) << "the hot nest is transformed on top of the new best";
+}
+
+namespace {
+/// Three independent nests of the same shape, each a third of the time (like 3mm's three products),
+/// with hone's source knobs, and the guided agent from the source as written.
+struct ThreeNests {
+  Scratch s;
+  hone::kernel::Manifest m;
+  std::unique_ptr<hone::engine::Strategy> agent;
+  ThreeNests() {
+    s.write("k.c", "#include <stdio.h>\n#define N 64\ndouble a[N][N], b[N][N], c[N][N];\nint main(void) {\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) a[i][j] = i + j;\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) b[i][j] = a[i][j] * 2.0;\n"
+                   "  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) c[i][j] = b[i][j] + 1.0;\n"
+                   "  printf(\"%.17g\\n\", c[7][7]);\n}\n");
+    s.write("hone.toml", "[project]\nname = \"three\"\nsources = [\"k.c\"]\n[build]\ncommand = \"cc {cflags} "
+                         "{defines} {sources} -o {out}\"\n[run]\ncommand = \"{exe}\"\nseeds = [1]\n");
+    auto loaded = hone::kernel::loadManifest(s.dir.string());
+    EXPECT_TRUE(loaded) << loaded.error().message;
+    if (!loaded)
+      return;
+    m = *loaded;
+    EXPECT_TRUE(hone::kernel::addSourceKnobs(m));
+    auto catalogue = hone::kernel::loadCatalogue();
+    EXPECT_TRUE(catalogue);
+    if (catalogue)
+      agent = hone::kernel::makeGuidedKernelAgent(
+          m, *catalogue, hone::kernel::renderVariant({hone::kernel::defaultValues(m), {}}), "the start");
+  }
+  bool has(const std::string &knob) const {
+    return std::any_of(m.knobs.begin(), m.knobs.end(), [&](const auto &k) { return k.name == knob; });
+  }
+  /// Drives the agent for `steps` evaluations against a synthetic time of the knob values; every
+  /// step is profiled (each nest a third of the instructions) and carries `findings`.
+  std::vector<std::pair<hone::kernel::KnobValues, std::string>>
+  drive(int steps, const std::function<double(const hone::kernel::KnobValues &)> &time, const json &findings) {
+    std::vector<std::pair<hone::kernel::KnobValues, std::string>> out;
+    for (int i = 0; i < steps && agent; ++i) {
+      auto p = agent->propose(1);
+      if (p.empty())
+        break;
+      auto v = hone::kernel::parseVariant(m, p[0].artifact);
+      EXPECT_TRUE(v) << p[0].artifact;
+      if (!v)
+        break;
+      hone::engine::Step st;
+      st.candidate = p[0];
+      double t = time(v->knobs);
+      st.result.score = 1.0 / t;
+      st.result.metrics = {{"time_s", t}, {"ci95_s", 0.0}};
+      st.result.evidence.tool = "kernel profilers";
+      st.result.profile = {
+          {"nests", json::array({json{{"nest", "k.c:5"}, {"share", 0.33}}, json{{"nest", "k.c:6"}, {"share", 0.33}},
+                                 json{{"nest", "k.c:7"}, {"share", 0.33}}})}};
+      st.feedback = hone::test::feedbackOf({{"findings", findings}});
+      out.push_back({v->knobs, p[0].rationale});
+      agent->notify({st});
+    }
+    return out;
+  }
+};
+} // namespace
+
+// A transformation that paid off on one nest is tried next on the other nests it applies to, with
+// the same value, before anything else (3mm: `simd` on one product, then on the other two).
+TEST(SourceKnobs, ATransformationThatPaidOffOnOneNestIsTriedNextOnTheOthers) {
+  ThreeNests t;
+  ASSERT_TRUE(t.agent);
+  for (int line : {5, 6, 7})
+    ASSERT_TRUE(t.has(fmt::format("k.c:{}.simd", line))) << line;
+  // Each nest takes 1; simd halves a nest's time; nothing else changes anything.
+  auto time = [](const hone::kernel::KnobValues &v) {
+    double total = 0;
+    for (int line : {5, 6, 7})
+      total += v.at(fmt::format("k.c:{}.simd", line)) == "on" ? 0.5 : 1.0;
+    return total;
+  };
+  auto steps = t.drive(60, time, json::array());
+  auto simdOn = [](const hone::kernel::KnobValues &v) {
+    int n = 0;
+    for (int line : {5, 6, 7})
+      n += v.at(fmt::format("k.c:{}.simd", line)) == "on";
+    return n;
+  };
+  auto first = std::find_if(steps.begin(), steps.end(), [&](const auto &s) { return simdOn(s.first) == 1; });
+  ASSERT_NE(first, steps.end()) << "simd is explored";
+  ASSERT_GE(steps.end() - first, 3);
+  // The two proposals right after it add simd on another nest, each citing the win before it.
+  for (int k = 1; k <= 2; ++k) {
+    const auto &[values, why] = *(first + k);
+    EXPECT_EQ(simdOn(values), 1 + k) << why;
+    EXPECT_NE(why.find("the same simd paid off on k.c:"), std::string::npos) << why;
+  }
+  double best = 0;
+  for (const auto &s : steps)
+    best = std::max(best, 1.0 / time(s.first));
+  EXPECT_DOUBLE_EQ(best, 1.0 / 1.5);
+}
+
+// A clear loss gets companions only from its own nest (another nest's time is its own), and at most
+// three per epoch: the rest of the budget goes to exploration.
+TEST(SourceKnobs, CompanionsOfALossStayInItsNestAndAreFew) {
+  ThreeNests t;
+  ASSERT_TRUE(t.agent);
+  ASSERT_TRUE(t.has("k.c:5.tile") && t.has("k.c:5.order") && t.has("k.c:6.order")) << t.m.knobs.size();
+  // Tiling the first nest triples its time; nothing else changes anything.
+  auto time = [](const hone::kernel::KnobValues &v) { return v.at("k.c:5.tile") != "0" ? 5.0 : 3.0; };
+  json findings = json::array({json{{"rule", "kernel-cache-misses"},
+                                    {"evidence", "the program misses L1 on 30% of its references"},
+                                    {"transformations", json::array({"loop-tiling", "loop-interchange"})},
+                                    {"subject", {{"share", 0.9}}}}});
+  auto steps = t.drive(60, time, findings);
+  auto nestOf = [](const std::string &knob) { return knob.substr(0, knob.find('.', knob.find(':'))); };
+  auto start = hone::kernel::defaultValues(t.m);
+  size_t companions = 0;
+  for (const auto &[values, why] : steps) {
+    if (why.find("shows the knob matters") == std::string::npos)
+      continue;
+    ++companions;
+    std::set<std::string> nests;
+    for (const auto &[name, value] : values)
+      if (start.at(name) != value && name != "flags")
+        nests.insert(nestOf(name));
+    EXPECT_EQ(nests.size(), 1u) << why;
+  }
+  EXPECT_GE(companions, 1u);
+  EXPECT_LE(companions, 3u);
 }
 
 TEST(SourceKnobs, FlagsAndHonesOwnRewritesLeaveTheTimerAlone) {
