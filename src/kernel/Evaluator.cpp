@@ -246,6 +246,15 @@ std::optional<EvalResult> KernelEvaluator::validate(const Variant &v, const std:
   return std::nullopt;
 }
 
+bool variantComputesWrongly(const std::string &error) {
+  // The messages validate(), the timing's check of its runs and the race check write (kTimedWrongResult
+  // starts with "wrong result on" too).
+  for (const char *prefix : {"wrong result on ", "outputs do not change with the input", "ThreadSanitizer: "})
+    if (error.rfind(prefix, 0) == 0)
+      return true;
+  return false;
+}
+
 namespace {
 /// A timing's failure as a step's status: wrong outputs make the variant invalid; anything else is a
 /// run that failed.

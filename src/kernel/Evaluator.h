@@ -52,6 +52,9 @@ inline constexpr const char *kTimedWrongResult = "wrong result on a timed run";
 /// The start of a timing's error when the program's own timer (region mode) reports a time it cannot
 /// have taken: more than the whole process, or none at all (the step is invalid, not failed).
 inline constexpr const char *kUntrustedTimer = "the reported time is not trusted";
+/// Whether an invalid step's error blames the variant's own results: outputs wrong, outputs that do not
+/// follow the input, or a race ThreadSanitizer saw (not the timer's trust check, nor a reference that fails).
+bool variantComputesWrongly(const std::string &error);
 
 struct EvaluatorSettings {
   std::string workdir;     // candidates build and run in workdir/<hash>/

@@ -18,6 +18,7 @@
 //               until the best has moved by as much as they lost by.
 #include "kernel/KernelDomain.h"
 
+#include "kernel/Evaluator.h"
 #include "kernel/Runner.h"
 #include "support/JsonText.h"
 
@@ -84,6 +85,7 @@ struct Edit {
   std::string rationale;
   std::string family; // the transformation it realises ("" for exploration)
   bool companion = false; // a clear loss again with a companion (companionEdits)
+  int epoch = 0;          // companions: the epoch it was proposed in (its cap's)
 };
 
 class GuidedKernelAgent final : public engine::Strategy {
@@ -127,10 +129,11 @@ public:
       tried_.insert(s.candidate.hash);
       scores_[s.candidate.hash] = s.result.ok() ? s.result.score : 0.0;
       if (e.companion)
-        ++companionsIn_[epoch_];
-      // One knob's value that made the program invalid (wrong results, a race) alone: the fault is
-      // that value's (an FMA contraction, a reordered reduction), and no other knob puts it right.
-      if (s.result.status == engine::EvalStatus::Invalid) {
+        ++companionsIn_[e.epoch]; // a batch's earlier step may have started a new epoch already
+      // One knob's value that made the program compute wrongly alone (wrong results, a race): the
+      // fault is that value's (an FMA contraction, a reordered reduction), and no other knob puts it
+      // right. (Not a timer the trust check rejected: that can be the machine's load.)
+      if (s.result.status == engine::EvalStatus::Invalid && variantComputesWrongly(s.result.error)) {
         std::vector<std::string> changed;
         for (const auto &[name, value] : e.values)
           if (best_.count(name) && best_.at(name) != value)
@@ -170,11 +173,16 @@ public:
         if (changed.size() == 1)
           reviveAt_[changed[0] + "=" + best_.at(changed[0])] = s.result.score * (s.result.score / bestScore_);
       }
-      if (s.result.ok() && improved && bestScore_ > 0)
+      // A source knob's single move that improved the best from the best it was proposed from (in a
+      // batch, an earlier step may have moved the best: what this one changed is then unclear).
+      if (s.result.ok() && improved && bestScore_ > 0 && !e.companion && s.candidate.parent == bestHash_) {
+        std::vector<std::string> changed;
         for (const auto &[name, value] : e.values)
           if (best_.count(name) && best_.at(name) != value)
-            if (const Knob *k = knob(name); k && k->kind == KnobKind::Source)
-              wins_.insert(wins_.begin(), {name, value, s.result.score / bestScore_});
+            changed.push_back(name);
+        if (const Knob *k = changed.size() == 1 ? knob(changed[0]) : nullptr; k && k->kind == KnobKind::Source)
+          wins_.insert(wins_.begin(), {changed[0], e.values.at(changed[0]), s.result.score / bestScore_});
+      }
       if (s.result.ok() && (improved || bestScore_ == 0)) {
         // A move smaller than kSettle is to a program that times like the old one: what the old base
         // told stays true (its losing edits are not tried again, its set-aside transformations stay
@@ -457,7 +465,7 @@ private:
       std::string knob = changedKnob(loser);
       const Knob *lk = this->knob(knob);
       for (const auto &[other, partner] : partners) {
-        if (other == knob)
+        if (other == knob || invalid(other, partner.values.at(other)))
           continue;
         // Two nests' transformations do not interact: each nest's time is its own (a companion on
         // another nest only adds that nest's own gain or loss to the loser's).
@@ -476,7 +484,7 @@ private:
                        fmt::format("{} -> {} lost ({:.2f}x the best) but shows the knob matters: again with {} -> {}, "
                                    "which the diagnosis also calls for",
                                    knob, loser.values.at(knob), score / bestScore_, other, v.at(other)),
-                       "", true});
+                       "", true, epoch_});
       }
     }
   }
