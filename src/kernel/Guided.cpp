@@ -130,17 +130,16 @@ public:
       scores_[s.candidate.hash] = s.result.ok() ? s.result.score : 0.0;
       if (e.companion)
         ++companionsIn_[e.epoch]; // a batch's earlier step may have started a new epoch already
+      std::vector<std::string> changed; // the knobs the edit moved from the best (before it moves)
+      for (const auto &[name, value] : e.values)
+        if (best_.count(name) && best_.at(name) != value)
+          changed.push_back(name);
       // One knob's value that made the program compute wrongly alone (wrong results, a race): the
       // fault is that value's (an FMA contraction, a reordered reduction), and no other knob puts it
       // right. (Not a timer the trust check rejected: that can be the machine's load.)
-      if (s.result.status == engine::EvalStatus::Invalid && variantComputesWrongly(s.result.error)) {
-        std::vector<std::string> changed;
-        for (const auto &[name, value] : e.values)
-          if (best_.count(name) && best_.at(name) != value)
-            changed.push_back(name + "=" + value);
-        if (changed.size() == 1)
-          invalidAlone_.insert(changed[0]);
-      }
+      if (s.result.status == engine::EvalStatus::Invalid && variantComputesWrongly(s.result.error) &&
+          changed.size() == 1)
+        invalidAlone_.insert(changed[0] + "=" + e.values.at(changed[0]));
       // Remember what each knob value scored as a change of the best (the prior of pairs).
       for (const auto &[name, value] : e.values)
         if (best_.count(name) && best_.at(name) != value) {
@@ -165,24 +164,13 @@ public:
       // A single knob's move that gains kRevive or more: the value it left lost clearly to its
       // replacement (the loop order that made a matmul 3x quicker is not undone after the tiles and
       // flags have added 1.4x more).
-      if (s.result.ok() && bestScore_ > 0 && s.result.score >= kRevive * bestScore_) {
-        std::vector<std::string> changed;
-        for (const auto &[name, value] : e.values)
-          if (best_.count(name) && best_.at(name) != value)
-            changed.push_back(name);
-        if (changed.size() == 1)
-          reviveAt_[changed[0] + "=" + best_.at(changed[0])] = s.result.score * (s.result.score / bestScore_);
-      }
+      if (s.result.ok() && bestScore_ > 0 && s.result.score >= kRevive * bestScore_ && changed.size() == 1)
+        reviveAt_[changed[0] + "=" + best_.at(changed[0])] = s.result.score * (s.result.score / bestScore_);
       // A source knob's single move that improved the best from the best it was proposed from (in a
       // batch, an earlier step may have moved the best: what this one changed is then unclear).
-      if (s.result.ok() && improved && bestScore_ > 0 && !e.companion && s.candidate.parent == bestHash_) {
-        std::vector<std::string> changed;
-        for (const auto &[name, value] : e.values)
-          if (best_.count(name) && best_.at(name) != value)
-            changed.push_back(name);
+      if (s.result.ok() && improved && bestScore_ > 0 && !e.companion && s.candidate.parent == bestHash_)
         if (const Knob *k = changed.size() == 1 ? knob(changed[0]) : nullptr; k && k->kind == KnobKind::Source)
           wins_.insert(wins_.begin(), {changed[0], e.values.at(changed[0]), s.result.score / bestScore_});
-      }
       if (s.result.ok() && (improved || bestScore_ == 0)) {
         // A move smaller than kSettle is to a program that times like the old one: what the old base
         // told stays true (its losing edits are not tried again, its set-aside transformations stay
